@@ -1,0 +1,1171 @@
+#include "node/core/chord_node.h"
+
+#include <algorithm>
+#include <unordered_set>
+#include <utility>
+
+namespace chord {
+namespace {
+
+// Request ids with this bit set never leave the process: they are calls a node makes to
+// itself, answered through the environment's timer so that no callback runs re-entrantly.
+constexpr ReplyToken kLocalToken = ~ReplyToken{0};
+
+std::string Describe(const NodeRef& n) { return n.id.ShortHex() + "@" + n.addr; }
+
+}  // namespace
+
+struct ChordNode::LookupState {
+  Id target;
+  bool verify_owner = false;
+  LookupCallback done;
+  // Candidate lists from the hops so far; the back list is the most recent. A candidate that
+  // times out is skipped and the next one of the same list is tried, then earlier lists.
+  std::vector<std::vector<NodeRef>> stack;
+  std::unordered_set<Id, IdHash> tried;
+  int steps = 0;
+  int hops = 0;
+  int timeouts = 0;
+};
+
+struct ChordNode::DataOp {
+  ReplyToken from = 0;
+  wire::Envelope request;  // the client's request; `direct` is set when forwarding
+  Id key_id;
+  uint64_t deadline_ms = 0;
+  uint64_t backoff_ms = 0;
+  int attempts = 0;
+  int hops = 0;
+  std::string last_error;
+};
+
+ChordNode::ChordNode(Environment* env, Store* store, NodeConfig config, NodeRef self)
+    : env_(env), store_(store), config_(config), self_(std::move(self)) {
+  if (config_.successors < 1) config_.successors = 1;
+}
+
+ChordNode::~ChordNode() {
+  *alive_ = false;
+  for (auto& [id, call] : pending_) env_->Cancel(call.timer);
+  if (tick_timer_ != 0) env_->Cancel(tick_timer_);
+}
+
+void ChordNode::Log(LogLevel level, const std::string& message) { env_->Log(level, message); }
+
+// ---------------------------------------------------------------------------------------
+// RPC plumbing
+
+void ChordNode::Call(const NodeRef& to, wire::Envelope request, uint64_t timeout_ms,
+                     ResponseFn on_done) {
+  const uint64_t id = next_request_id_++;
+  request.set_request_id(id);
+  std::weak_ptr<bool> alive = alive_;
+  PendingCall call;
+  call.on_done = std::move(on_done);
+  call.timer = env_->Schedule(timeout_ms, [this, alive, id] {
+    if (alive.expired()) return;
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    ++counters_.rpc_timeouts;
+    FinishCall(id, nullptr);
+  });
+  pending_.emplace(id, std::move(call));
+  if (to.addr == self_.addr) {
+    // A call to ourselves (a one-node ring, a lookup passing through us): handled locally.
+    env_->Schedule(0, [this, alive, request = std::move(request)] {
+      if (alive.expired()) return;
+      OnRequest(kLocalToken, request);
+    });
+    return;
+  }
+  env_->SendRequest(to.addr, request);
+}
+
+void ChordNode::Reply(ReplyToken to, uint64_t request_id, wire::Envelope reply) {
+  reply.set_request_id(request_id);
+  if (to == kLocalToken) {
+    std::weak_ptr<bool> alive = alive_;
+    env_->Schedule(0, [this, alive, reply = std::move(reply)] {
+      if (alive.expired()) return;
+      OnResponse(reply);
+    });
+    return;
+  }
+  env_->SendReply(to, reply);
+}
+
+void ChordNode::FinishCall(uint64_t request_id, const wire::Envelope* response) {
+  auto it = pending_.find(request_id);
+  if (it == pending_.end()) return;  // late answer to a call that already timed out
+  PendingCall call = std::move(it->second);
+  pending_.erase(it);
+  env_->Cancel(call.timer);
+  call.on_done(response);
+}
+
+void ChordNode::OnResponse(const wire::Envelope& response) {
+  FinishCall(response.request_id(), &response);
+}
+
+void ChordNode::OnSendFailed(uint64_t request_id) {
+  if (pending_.count(request_id) != 0) ++counters_.rpc_timeouts;
+  FinishCall(request_id, nullptr);
+}
+
+void ChordNode::OnRequest(ReplyToken from, const wire::Envelope& req) {
+  using B = wire::Envelope::BodyCase;
+  switch (req.body_case()) {
+    case B::kGetState:
+      return HandleGetState(from, req);
+    case B::kNotify:
+      return HandleNotify(from, req);
+    case B::kPing: {
+      wire::Envelope reply;
+      reply.mutable_ping_resp();
+      return Reply(from, req.request_id(), std::move(reply));
+    }
+    case B::kFindNextHop:
+      return HandleFindNextHop(from, req);
+    case B::kTransfer:
+      return HandleTransfer(from, req);
+    case B::kLeave:
+      return HandleLeave(from, req);
+    case B::kPut:
+    case B::kGet:
+    case B::kDel: {
+      const bool direct = req.has_put()   ? req.put().direct()
+                          : req.has_get() ? req.get().direct()
+                                          : req.del().direct();
+      if (direct) {
+        wire::Envelope reply;
+        *reply.mutable_data_resp() = ApplyDirect(req);
+        return Reply(from, req.request_id(), std::move(reply));
+      }
+      return StartDataOp(from, req);
+    }
+    case B::kLookup:
+      return HandleLookup(from, req);
+    case B::kStatus:
+      return HandleStatus(from, req);
+    case B::kListKeys:
+      return HandleListKeys(from, req);
+    default: {
+      wire::Envelope reply;
+      reply.mutable_error()->set_code(wire::INVALID);
+      reply.mutable_error()->set_error(
+          "this message type is not a request chord-node accepts; check the client version");
+      return Reply(from, req.request_id(), std::move(reply));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Joining and leaving
+
+void ChordNode::Start(const std::string& bootstrap_addr) {
+  if (state_ != State::kIdle) return;
+  if (bootstrap_addr.empty() || bootstrap_addr == self_.addr) {
+    state_ = State::kJoined;
+    Log(LogLevel::kInfo, "created a new ring as " + Describe(self_));
+    ScheduleTick();
+    return;
+  }
+  state_ = State::kJoining;
+  bootstrap_addr_ = bootstrap_addr;
+  Join(bootstrap_addr);
+}
+
+void ChordNode::Join(const std::string& bootstrap_addr) {
+  if (state_ != State::kJoining) return;
+  // Find p with between(p, me, head(p.succ)): the node whose successor range holds my id.
+  // The lookup's last hop answers with its successor list, which is exactly p.succ.
+  auto st = std::make_shared<LookupState>();
+  st->target = self_.id;
+  st->stack.push_back({NodeRef{Id::Sha1(bootstrap_addr), bootstrap_addr}});
+  std::weak_ptr<bool> alive = alive_;
+  st->done = [this, alive, bootstrap_addr](Result<LookupResult> r) {
+    if (alive.expired() || state_ != State::kJoining) return;
+    if (!r.ok()) {
+      Log(LogLevel::kWarn, "join through " + bootstrap_addr + " failed (" +
+                               r.status().message() + "); retrying in " +
+                               std::to_string(config_.join_retry_ms) + " ms");
+      env_->Schedule(config_.join_retry_ms, [this, alive, bootstrap_addr] {
+        if (!alive.expired()) Join(bootstrap_addr);
+      });
+      return;
+    }
+    // r->owner is head(p.succ); the predecessor p is the node that answered. We take p's
+    // list (owner first) as ours, skipping an earlier life of ourselves.
+    std::vector<NodeRef> list;
+    list.push_back(r->owner);
+    list.insert(list.end(), r->successors.begin(), r->successors.end());
+    std::vector<NodeRef> mine;
+    for (const NodeRef& n : list) {
+      if (n == self_) {
+        if (mine.empty()) continue;
+        break;
+      }
+      if (std::find(mine.begin(), mine.end(), n) != mine.end()) break;
+      mine.push_back(n);
+      if (static_cast<int>(mine.size()) >= config_.successors) break;
+    }
+    state_ = State::kJoined;
+    awaiting_transfer_ = !mine.empty();
+    await_transfer_until_ms_ = env_->NowMs() + config_.await_transfer_ms;
+    SetSuccessors(std::move(mine));
+    Log(LogLevel::kInfo, "joined the ring through " + bootstrap_addr + " as " +
+                             Describe(self_) + "; successor " + Describe(successor()));
+    // Tell the successor at once, so that it hands over our keys without waiting a period.
+    Stabilize();
+    ScheduleTick();
+  };
+  LookupStep(st);
+}
+
+void ChordNode::Leave(std::function<void()> done) {
+  if (state_ == State::kLeaving || state_ == State::kLeft) return;
+  const bool was_joined = state_ == State::kJoined;
+  state_ = State::kLeaving;
+  if (tick_timer_ != 0) env_->Cancel(tick_timer_);
+  tick_timer_ = 0;
+  if (!was_joined || successors_.empty()) {
+    if (was_joined && store_->Count() > 0) {
+      Log(LogLevel::kWarn, "leaving a ring of one: its " + std::to_string(store_->Count()) +
+                               " keys go with it");
+    }
+    state_ = State::kLeft;
+    done();
+    return;
+  }
+  Log(LogLevel::kInfo, "leaving: handing " + std::to_string(store_->Count()) +
+                           " keys to " + Describe(successor()));
+  LeaveHandOff(std::move(done), static_cast<int>(successors_.size()));
+}
+
+void ChordNode::LeaveHandOff(std::function<void()> done, int attempts_left) {
+  if (successors_.empty() || attempts_left <= 0) {
+    Log(LogLevel::kError, "leaving without handing off " + std::to_string(store_->Count()) +
+                              " keys: no successor accepted them");
+    LeaveNotify(std::move(done));
+    return;
+  }
+  const NodeRef to = successors_.front();
+  std::weak_ptr<bool> alive = alive_;
+  SendTransferBatch(to, /*for_leave=*/true,
+                    [this, alive, to, done = std::move(done), attempts_left](bool ok) mutable {
+                      if (alive.expired()) return;
+                      if (ok) {
+                        LeaveNotify(std::move(done));
+                        return;
+                      }
+                      // That successor is gone: try the next one on the list.
+                      successors_.erase(std::remove(successors_.begin(), successors_.end(), to),
+                                        successors_.end());
+                      LeaveHandOff(std::move(done), attempts_left - 1);
+                    });
+}
+
+void ChordNode::LeaveNotify(std::function<void()> done) {
+  // Tell the successor and the predecessor; finish when both answered or timed out.
+  std::vector<NodeRef> targets;
+  if (!successors_.empty()) targets.push_back(successors_.front());
+  if (predecessor_ && !(*predecessor_ == self_) &&
+      std::find(targets.begin(), targets.end(), *predecessor_) == targets.end()) {
+    targets.push_back(*predecessor_);
+  }
+  auto remaining = std::make_shared<int>(static_cast<int>(targets.size()));
+  auto finish = std::make_shared<std::function<void()>>(std::move(done));
+  if (targets.empty()) {
+    state_ = State::kLeft;
+    (*finish)();
+    return;
+  }
+  for (const NodeRef& t : targets) {
+    wire::Envelope req;
+    auto* leave = req.mutable_leave();
+    self_.ToWire(leave->mutable_node());
+    if (predecessor_) predecessor_->ToWire(leave->mutable_predecessor());
+    for (const NodeRef& s : successors_) s.ToWire(leave->add_successors());
+    std::weak_ptr<bool> alive = alive_;
+    Call(t, std::move(req), config_.rpc_timeout_ms,
+         [this, alive, remaining, finish](const wire::Envelope*) {
+           if (alive.expired()) return;
+           if (--*remaining == 0) {
+             state_ = State::kLeft;
+             Log(LogLevel::kInfo, "left the ring");
+             (*finish)();
+           }
+         });
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Periodic maintenance
+
+void ChordNode::ScheduleTick() {
+  if (tick_timer_ != 0) env_->Cancel(tick_timer_);
+  // Jitter of +-25% keeps nodes started together from stabilizing in lock step.
+  const uint64_t base = std::max<uint64_t>(config_.stabilize_ms, 1);
+  const uint64_t delay = base * 3 / 4 + env_->Random() % (base / 2 + 1);
+  std::weak_ptr<bool> alive = alive_;
+  tick_timer_ = env_->Schedule(delay, [this, alive] {
+    if (alive.expired()) return;
+    tick_timer_ = 0;
+    Tick();
+  });
+}
+
+void ChordNode::Tick() {
+  if (state_ != State::kJoined) return;
+  if (awaiting_transfer_ && env_->NowMs() >= await_transfer_until_ms_) {
+    awaiting_transfer_ = false;
+    Log(LogLevel::kWarn, "no key hand-over from the successor arrived; serving the range anyway");
+  }
+  Stabilize();
+  CheckPredecessor();
+  FixFingers();
+  ScheduleTick();
+}
+
+void ChordNode::Stabilize() {
+  if (stabilizing_ || state_ != State::kJoined) return;
+  stabilizing_ = true;
+  StabilizeFromSuccessor(static_cast<int>(successors_.size()) + 1);
+}
+
+void ChordNode::StabilizeFromSuccessor(int attempts_left) {
+  if (state_ != State::kJoined) {
+    stabilizing_ = false;
+    return;
+  }
+  if (successors_.empty()) {
+    // Alone. If some node has notified us, it is our best successor candidate.
+    if (predecessor_ && !(*predecessor_ == self_)) {
+      StabilizeFromCandidate(*predecessor_);
+    } else {
+      FinishStabilize();
+    }
+    return;
+  }
+  if (attempts_left <= 0) {
+    FinishStabilize();
+    return;
+  }
+  const NodeRef head = successors_.front();
+  wire::Envelope req;
+  req.mutable_get_state();
+  std::weak_ptr<bool> alive = alive_;
+  Call(head, std::move(req), config_.rpc_timeout_ms,
+       [this, alive, head, attempts_left](const wire::Envelope* resp) {
+         if (alive.expired()) return;
+         if (state_ != State::kJoined) {
+           stabilizing_ = false;
+           return;
+         }
+         if (resp == nullptr || !resp->has_get_state_resp()) {
+           // The successor is dead: drop it and repeat with the next entry of the list.
+           MarkDead(head);
+           std::vector<NodeRef> rest(successors_.begin(), successors_.end());
+           rest.erase(std::remove(rest.begin(), rest.end(), head), rest.end());
+           Log(LogLevel::kInfo, "successor " + Describe(head) + " did not answer; " +
+                                    (rest.empty() ? std::string("no other successor known")
+                                                  : "next is " + Describe(rest.front())));
+           SetSuccessors(std::move(rest));
+           StabilizeFromSuccessor(attempts_left - 1);
+           return;
+         }
+         const auto& state = resp->get_state_resp();
+         SetSuccessors(BuildSuccessorList(head, state.successors()));
+         std::optional<NodeRef> candidate;
+         if (state.has_predecessor()) candidate = NodeRef::FromWire(state.predecessor());
+         if (candidate && Id::InOpen(candidate->id, self_.id, head.id)) {
+           StabilizeFromCandidate(*candidate);
+         } else {
+           FinishStabilize();
+         }
+       });
+}
+
+void ChordNode::StabilizeFromCandidate(const NodeRef& candidate) {
+  wire::Envelope req;
+  req.mutable_get_state();
+  std::weak_ptr<bool> alive = alive_;
+  Call(candidate, std::move(req), config_.rpc_timeout_ms,
+       [this, alive, candidate](const wire::Envelope* resp) {
+         if (alive.expired()) return;
+         if (state_ != State::kJoined) {
+           stabilizing_ = false;
+           return;
+         }
+         // Adopt the candidate only once it has answered (liveness before adoption).
+         if (resp != nullptr && resp->has_get_state_resp() &&
+             (successors_.empty() || Id::InOpen(candidate.id, self_.id, successors_[0].id))) {
+           SetSuccessors(BuildSuccessorList(candidate, resp->get_state_resp().successors()));
+         }
+         FinishStabilize();
+       });
+}
+
+void ChordNode::FinishStabilize() {
+  stabilizing_ = false;
+  ++counters_.stabilize_rounds;
+  if (successors_.empty() || state_ != State::kJoined) return;
+  wire::Envelope req;
+  self_.ToWire(req.mutable_notify()->mutable_node());
+  Call(successors_.front(), std::move(req), config_.rpc_timeout_ms,
+       [](const wire::Envelope*) {});
+}
+
+void ChordNode::CheckPredecessor() {
+  if (checking_predecessor_ || !predecessor_ || *predecessor_ == self_) return;
+  checking_predecessor_ = true;
+  const NodeRef p = *predecessor_;
+  wire::Envelope req;
+  req.mutable_ping();
+  std::weak_ptr<bool> alive = alive_;
+  Call(p, std::move(req), config_.rpc_timeout_ms, [this, alive, p](const wire::Envelope* resp) {
+    if (alive.expired()) return;
+    checking_predecessor_ = false;
+    if (resp == nullptr && predecessor_ && *predecessor_ == p) {
+      MarkDead(p);
+      Log(LogLevel::kInfo, "predecessor " + Describe(p) + " did not answer; cleared");
+      SetPredecessor(std::nullopt);
+    }
+  });
+}
+
+void ChordNode::FixFingers() {
+  if (fixing_fingers_ || state_ != State::kJoined) return;
+  if (successors_.empty()) {
+    for (auto& f : fingers_) f.reset();
+    return;
+  }
+  // Finger i = successor(self + 2^i). Finger 0 is the successor itself; one lookup per
+  // round refreshes the next finger and every later finger that falls in the same arc.
+  fingers_[0] = successors_.front();
+  if (next_finger_ <= 0 || next_finger_ >= Id::kBits) next_finger_ = 1;
+  const int i = next_finger_;
+  const Id start = self_.id + Id::PowerOfTwo(i);
+  fixing_fingers_ = true;
+  std::weak_ptr<bool> alive = alive_;
+  Lookup(start, /*verify_owner=*/false, [this, alive, i](Result<LookupResult> r) {
+    if (alive.expired()) return;
+    fixing_fingers_ = false;
+    if (!r.ok()) return;  // try the same finger next round
+    const NodeRef& x = r->owner;
+    int j = i;
+    if (x == self_) {
+      // Every start from i on wraps past all other nodes back to us: no finger beyond.
+      for (; j < Id::kBits; ++j) fingers_[j].reset();
+    } else {
+      for (; j < Id::kBits && Id::InHalfOpen(self_.id + Id::PowerOfTwo(j), self_.id, x.id); ++j) {
+        fingers_[j] = x;
+      }
+      if (j == i) ++j;  // stale answer; move on rather than spin on one finger
+    }
+    next_finger_ = j >= Id::kBits ? 1 : j;
+  });
+}
+
+void ChordNode::Rectify(const NodeRef& n) {
+  if (n == self_ || state_ != State::kJoined) return;
+  if (!predecessor_ || Id::InOpen(n.id, predecessor_->id, self_.id)) {
+    SetPredecessor(n);
+    return;
+  }
+  if (*predecessor_ == n) {
+    // Same predecessor as before: hand over anything of its range still here (a previous
+    // transfer may have failed).
+    PushMisplacedKeys(/*announce=*/false);
+    return;
+  }
+  // n is not between: keep the current predecessor unless it is dead.
+  const NodeRef current = *predecessor_;
+  wire::Envelope req;
+  req.mutable_ping();
+  std::weak_ptr<bool> alive = alive_;
+  Call(current, std::move(req), config_.rpc_timeout_ms,
+       [this, alive, current, n](const wire::Envelope* resp) {
+         if (alive.expired() || state_ != State::kJoined) return;
+         if (resp == nullptr && predecessor_ && *predecessor_ == current) {
+           MarkDead(current);
+           SetPredecessor(n);
+         }
+       });
+}
+
+void ChordNode::SetSuccessors(std::vector<NodeRef> list) {
+  const NodeRef before = successor();
+  successors_ = std::move(list);
+  if (!successors_.empty()) fingers_[0] = successors_.front();
+  if (!(successor() == before)) {
+    ++counters_.successor_changes;
+    Log(LogLevel::kInfo, "successor changed: " + Describe(before) + " -> " +
+                             Describe(successor()));
+  }
+}
+
+void ChordNode::SetPredecessor(std::optional<NodeRef> p) {
+  const bool changed = p.has_value() != predecessor_.has_value() ||
+                       (p && predecessor_ && !(*p == *predecessor_));
+  predecessor_ = std::move(p);
+  if (!changed) return;
+  ++counters_.predecessor_changes;
+  Log(LogLevel::kInfo,
+      "predecessor changed to " + (predecessor_ ? Describe(*predecessor_) : std::string("unknown")));
+  if (predecessor_) PushMisplacedKeys(/*announce=*/true);
+}
+
+void ChordNode::MarkDead(const NodeRef& n) {
+  for (auto& f : fingers_) {
+    if (f && *f == n) f.reset();
+  }
+}
+
+std::vector<NodeRef> ChordNode::BuildSuccessorList(
+    const NodeRef& head, const google::protobuf::RepeatedPtrField<wire::NodeInfo>& rest) const {
+  std::vector<NodeRef> out;
+  if (head == self_) return out;
+  out.push_back(head);
+  for (const auto& info : rest) {
+    if (static_cast<int>(out.size()) >= config_.successors) break;
+    auto n = NodeRef::FromWire(info);
+    if (!n) continue;  // not self-authenticating: ignore
+    if (*n == self_) break;  // the list has wrapped around the ring
+    if (std::find(out.begin(), out.end(), *n) != out.end()) break;
+    out.push_back(*n);
+  }
+  return out;
+}
+
+std::vector<NodeRef> ChordNode::ClosestPreceding(const Id& target, int max) const {
+  // Candidates strictly between us and the target, ordered by how close they are to it.
+  std::vector<NodeRef> out;
+  auto consider = [&](const NodeRef& n) {
+    if (n == self_ || !Id::InOpen(n.id, self_.id, target)) return;
+    if (std::find(out.begin(), out.end(), n) != out.end()) return;
+    out.push_back(n);
+  };
+  for (int i = Id::kBits - 1; i >= 0; --i) {
+    if (fingers_[i]) consider(*fingers_[i]);
+  }
+  for (const NodeRef& s : successors_) consider(s);
+  std::sort(out.begin(), out.end(), [&](const NodeRef& a, const NodeRef& b) {
+    return Id::Distance(a.id, target) < Id::Distance(b.id, target);
+  });
+  if (static_cast<int>(out.size()) > max) out.resize(max);
+  return out;
+}
+
+bool ChordNode::Owns(const Id& key_id) const {
+  if (state_ != State::kJoined) return false;
+  if (!predecessor_ || *predecessor_ == self_) return true;
+  return Id::InHalfOpen(key_id, predecessor_->id, self_.id);
+}
+
+uint64_t ChordNode::PrimaryKeyCount() const {
+  if (state_ != State::kJoined && state_ != State::kLeaving) return 0;
+  if (!predecessor_ || *predecessor_ == self_) return store_->Count();
+  return store_->CountInRange(predecessor_->id, self_.id);
+}
+
+// ---------------------------------------------------------------------------------------
+// Lookups
+
+void ChordNode::Lookup(const Id& target, bool verify_owner, LookupCallback done) {
+  ++counters_.lookups;
+  auto st = std::make_shared<LookupState>();
+  st->target = target;
+  st->verify_owner = verify_owner;
+  st->done = std::move(done);
+  if (state_ != State::kJoined) {
+    st->done(Status::Unavailable("this node has not joined a ring yet"));
+    return;
+  }
+  if (successors_.empty() || Id::InHalfOpen(target, self_.id, successors_.front().id)) {
+    // We are the last hop ourselves.
+    std::vector<NodeRef> owners;
+    if (successors_.empty()) {
+      owners.push_back(self_);
+    } else {
+      owners = successors_;
+    }
+    if (verify_owner) {
+      LookupVerify(st, std::move(owners), 0);
+    } else {
+      LookupResult r;
+      r.owner = owners.front();
+      r.successors.assign(owners.begin() + 1, owners.end());
+      st->done(std::move(r));
+    }
+    return;
+  }
+  std::vector<NodeRef> first = ClosestPreceding(target, config_.next_hop_candidates);
+  if (first.empty()) first.push_back(successors_.front());
+  st->stack.push_back(std::move(first));
+  LookupStep(st);
+}
+
+void ChordNode::LookupStep(std::shared_ptr<LookupState> st) {
+  // Next untried candidate, most recent list first.
+  std::optional<NodeRef> next;
+  while (!st->stack.empty() && !next) {
+    auto& list = st->stack.back();
+    while (!list.empty()) {
+      NodeRef c = list.front();
+      list.erase(list.begin());
+      if (st->tried.insert(c.id).second) {
+        next = std::move(c);
+        break;
+      }
+    }
+    if (!next) st->stack.pop_back();
+  }
+  if (!next) {
+    st->done(Status::Unavailable("every route toward the key's owner timed out"));
+    return;
+  }
+  if (++st->steps > config_.max_lookup_steps) {
+    st->done(Status::Unavailable("the lookup did not converge within " +
+                                 std::to_string(config_.max_lookup_steps) + " steps"));
+    return;
+  }
+  const NodeRef hop = *next;
+  wire::Envelope req;
+  req.mutable_find_next_hop()->set_target(st->target.ToBytes());
+  std::weak_ptr<bool> alive = alive_;
+  Call(hop, std::move(req), config_.rpc_timeout_ms, [this, alive, st, hop](
+                                                        const wire::Envelope* resp) {
+    if (alive.expired()) return;
+    if (resp == nullptr || !resp->has_find_next_hop_resp()) {
+      if (resp == nullptr) {
+        ++st->timeouts;
+        MarkDead(hop);
+      }
+      LookupStep(st);  // route around it
+      return;
+    }
+    ++st->hops;
+    const auto& r = resp->find_next_hop_resp();
+    std::vector<NodeRef> nodes;
+    for (const auto& info : r.nodes()) {
+      if (auto n = NodeRef::FromWire(info)) nodes.push_back(std::move(*n));
+    }
+    if (r.done()) {
+      if (nodes.empty()) nodes.push_back(hop);  // the hop is alone: it owns everything
+      if (st->verify_owner) {
+        LookupVerify(st, std::move(nodes), 0);
+        return;
+      }
+      counters_.lookup_hops += st->hops;
+      LookupResult out;
+      out.owner = nodes.front();
+      out.successors.assign(nodes.begin() + 1, nodes.end());
+      out.hops = st->hops;
+      out.timeouts = st->timeouts;
+      st->done(std::move(out));
+      return;
+    }
+    st->stack.push_back(std::move(nodes));
+    LookupStep(st);
+  });
+}
+
+void ChordNode::LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRef> owners,
+                             size_t index) {
+  if (index >= owners.size()) {
+    st->done(Status::Unavailable("the key's owner and its known successors did not answer"));
+    return;
+  }
+  const NodeRef candidate = owners[index];
+  auto finish = [this, st, owners, index]() {
+    counters_.lookup_hops += st->hops;
+    LookupResult out;
+    out.owner = owners[index];
+    out.successors.assign(owners.begin() + index + 1, owners.end());
+    out.hops = st->hops;
+    out.timeouts = st->timeouts;
+    st->done(std::move(out));
+  };
+  if (candidate == self_) {
+    finish();
+    return;
+  }
+  wire::Envelope req;
+  req.mutable_ping();
+  std::weak_ptr<bool> alive = alive_;
+  Call(candidate, std::move(req), config_.rpc_timeout_ms,
+       [this, alive, st, owners = std::move(owners), index, finish,
+        candidate](const wire::Envelope* resp) mutable {
+         if (alive.expired()) return;
+         if (resp == nullptr) {
+           ++st->timeouts;
+           MarkDead(candidate);
+           LookupVerify(st, std::move(owners), index + 1);
+           return;
+         }
+         finish();
+       });
+}
+
+// ---------------------------------------------------------------------------------------
+// Key transfer
+
+void ChordNode::PushMisplacedKeys(bool announce) {
+  // Records outside (predecessor, self] belong to the predecessor's side of the ring: on a
+  // join that is exactly the new node's range. Hand them over; delete only after the ack.
+  if (transferring_ || state_ != State::kJoined || !predecessor_ || *predecessor_ == self_) {
+    return;
+  }
+  const NodeRef to = *predecessor_;
+  // A new predecessor always gets a hand-over, even an empty one: it waits for the final
+  // batch before serving its range.
+  if (!announce && store_->CountInRange(self_.id, to.id) == 0) return;
+  SendTransferBatch(to, /*for_leave=*/false, [](bool) {});
+}
+
+void ChordNode::SendTransferBatch(const NodeRef& to, bool for_leave,
+                                  std::function<void(bool ok)> done) {
+  // One batch of at most transfer_batch_bytes; on success the batch is deleted here and the
+  // next one follows, until nothing is left. Leave moves everything; otherwise (self, to].
+  transferring_ = true;
+  // (self, self] is the whole ring; (self, to] is everything outside (to, self].
+  const Id from_id = self_.id;
+  const Id to_id = for_leave ? self_.id : to.id;
+  wire::Envelope req;
+  auto* t = req.mutable_transfer();
+  self_.ToWire(t->mutable_from());
+  size_t bytes = 0;
+  bool more = false;
+  std::vector<std::pair<Id, std::string>> sent;
+  Status s = store_->Scan(from_id, to_id, [&](const Id& id, const wire::Record& rec) {
+    const size_t size = rec.key().size() + rec.value().size() + 32;
+    if (!sent.empty() && bytes + size > config_.transfer_batch_bytes) {
+      more = true;
+      return false;
+    }
+    *t->add_records() = rec;
+    sent.emplace_back(id, rec.key());
+    bytes += size;
+    return true;
+  });
+  if (!s.ok()) {
+    transferring_ = false;
+    Log(LogLevel::kError, "cannot read keys to hand over: " + s.message());
+    done(false);
+    return;
+  }
+  t->set_last(!more);
+  const uint64_t started = env_->NowMs();
+  std::weak_ptr<bool> alive = alive_;
+  Call(to, std::move(req), config_.transfer_timeout_ms,
+       [this, alive, to, for_leave, done = std::move(done), sent = std::move(sent), bytes, more,
+        started](const wire::Envelope* resp) mutable {
+         if (alive.expired()) return;
+         transferring_ = false;
+         if (!for_leave && predecessor_ && !(*predecessor_ == to)) {
+           // The predecessor changed while this batch was in flight: start over toward the
+           // new one once this batch is settled.
+           std::weak_ptr<bool> alive2 = alive_;
+           env_->Schedule(0, [this, alive2] {
+             if (!alive2.expired()) PushMisplacedKeys(/*announce=*/true);
+           });
+         }
+         if (resp == nullptr || !resp->has_transfer_resp() ||
+             resp->transfer_resp().code() != wire::OK) {
+           Log(LogLevel::kWarn, "hand-over of " + std::to_string(sent.size()) + " keys to " +
+                                    Describe(to) + " failed; keeping them");
+           done(false);
+           return;
+         }
+         for (const auto& [id, key] : sent) {
+           Status s = store_->Erase(id, key);
+           if (!s.ok()) Log(LogLevel::kError, "cannot drop a handed-over key: " + s.message());
+         }
+         counters_.keys_sent += sent.size();
+         if (!sent.empty()) {
+           Log(LogLevel::kInfo, "transferred " + std::to_string(sent.size()) + " keys (" +
+                                    std::to_string(bytes) + " bytes) to " + Describe(to) +
+                                    " in " + std::to_string(env_->NowMs() - started) + " ms");
+         }
+         if (more) {
+           if (!for_leave && !(predecessor_ && *predecessor_ == to)) {
+             done(false);  // the predecessor changed meanwhile; the next rectify resumes
+             return;
+           }
+           SendTransferBatch(to, for_leave, std::move(done));
+           return;
+         }
+         done(true);
+       });
+}
+
+// ---------------------------------------------------------------------------------------
+// Data operations
+
+void ChordNode::StartDataOp(ReplyToken from, const wire::Envelope& request) {
+  const std::string& key = request.has_put()   ? request.put().key()
+                           : request.has_get() ? request.get().key()
+                                               : request.del().key();
+  wire::DataResponse bad;
+  bad.set_code(wire::INVALID);
+  if (key.empty()) {
+    bad.set_error("the key is empty; give a key of 1 to " +
+                  std::to_string(config_.max_key_bytes) + " bytes");
+  } else if (key.size() > config_.max_key_bytes) {
+    bad.set_error("the key is " + std::to_string(key.size()) + " bytes, over the limit of " +
+                  std::to_string(config_.max_key_bytes) + "; use a shorter key");
+  } else if (request.has_put() && request.put().value().size() > config_.max_value_bytes) {
+    bad.set_error("the value is " + std::to_string(request.put().value().size()) +
+                  " bytes, over the limit of " + std::to_string(config_.max_value_bytes) +
+                  "; store a smaller value");
+  }
+  if (!bad.error().empty()) {
+    wire::Envelope reply;
+    *reply.mutable_data_resp() = std::move(bad);
+    Reply(from, request.request_id(), std::move(reply));
+    return;
+  }
+  auto op = std::make_shared<DataOp>();
+  op->from = from;
+  op->request = request;
+  op->key_id = Id::Sha1(key);
+  op->deadline_ms = env_->NowMs() + config_.data_deadline_ms;
+  op->backoff_ms = config_.data_retry_ms;
+  if (op->request.has_put()) {
+    op->request.mutable_put()->set_direct(true);
+  } else if (op->request.has_get()) {
+    op->request.mutable_get()->set_direct(true);
+  } else {
+    op->request.mutable_del()->set_direct(true);
+  }
+  RunDataOp(op);
+}
+
+void ChordNode::RunDataOp(std::shared_ptr<DataOp> op) {
+  if (state_ != State::kJoined) {
+    RetryDataOp(op, state_ == State::kJoining ? "this node is still joining the ring"
+                                              : "this node is leaving the ring");
+    return;
+  }
+  ++op->attempts;
+  std::weak_ptr<bool> alive = alive_;
+  Lookup(op->key_id, /*verify_owner=*/false, [this, alive, op](Result<LookupResult> r) {
+    if (alive.expired()) return;
+    if (!r.ok()) {
+      RetryDataOp(op, r.status().message());
+      return;
+    }
+    op->hops = r->hops;
+    const NodeRef owner = r->owner;
+    if (owner == self_) {
+      wire::DataResponse resp = ApplyDirect(op->request);
+      if (resp.code() == wire::NOT_OWNER || resp.code() == wire::SHUTTING_DOWN) {
+        RetryDataOp(op, resp.error());
+        return;
+      }
+      FinishDataOp(op, std::move(resp));
+      return;
+    }
+    wire::Envelope forward = op->request;
+    Call(owner, std::move(forward), config_.rpc_timeout_ms,
+         [this, alive, op, owner](const wire::Envelope* resp) {
+           if (alive.expired()) return;
+           if (resp == nullptr) {
+             MarkDead(owner);
+             RetryDataOp(op, "the key's owner " + owner.addr + " did not answer");
+             return;
+           }
+           if (!resp->has_data_resp()) {
+             RetryDataOp(op, "the key's owner " + owner.addr + " sent an unexpected answer");
+             return;
+           }
+           const auto& d = resp->data_resp();
+           if (d.code() == wire::NOT_OWNER || d.code() == wire::SHUTTING_DOWN) {
+             RetryDataOp(op, d.error());
+             return;
+           }
+           FinishDataOp(op, d);
+         });
+  });
+}
+
+void ChordNode::RetryDataOp(std::shared_ptr<DataOp> op, const std::string& why) {
+  op->last_error = why;
+  const uint64_t now = env_->NowMs();
+  if (now + op->backoff_ms >= op->deadline_ms || state_ == State::kLeft) {
+    wire::DataResponse resp;
+    resp.set_code(wire::UNAVAILABLE);
+    resp.set_error("the ring could not complete the request within " +
+                   std::to_string(config_.data_deadline_ms) + " ms (last problem: " + why +
+                   "); check the ring with 'chordctl ring' and retry");
+    FinishDataOp(op, std::move(resp));
+    return;
+  }
+  std::weak_ptr<bool> alive = alive_;
+  env_->Schedule(op->backoff_ms, [this, alive, op] {
+    if (!alive.expired()) RunDataOp(op);
+  });
+  op->backoff_ms = std::min<uint64_t>(op->backoff_ms * 2, 1000);
+}
+
+void ChordNode::FinishDataOp(std::shared_ptr<DataOp> op, wire::DataResponse response) {
+  response.set_hops(static_cast<uint32_t>(op->hops));
+  wire::Envelope reply;
+  *reply.mutable_data_resp() = std::move(response);
+  Reply(op->from, op->request.request_id(), std::move(reply));
+}
+
+wire::DataResponse ChordNode::ApplyDirect(const wire::Envelope& request) {
+  wire::DataResponse resp;
+  self_.ToWire(resp.mutable_owner());
+  const std::string& key = request.has_put()   ? request.put().key()
+                           : request.has_get() ? request.get().key()
+                                               : request.del().key();
+  if (key.empty() || key.size() > config_.max_key_bytes ||
+      (request.has_put() && request.put().value().size() > config_.max_value_bytes)) {
+    resp.set_code(wire::INVALID);
+    resp.set_error("the key or value is outside the size limits");
+    return resp;
+  }
+  if (state_ == State::kLeaving || state_ == State::kLeft) {
+    resp.set_code(wire::SHUTTING_DOWN);
+    resp.set_error("the owner " + self_.addr + " is leaving the ring");
+    return resp;
+  }
+  const Id key_id = Id::Sha1(key);
+  if (!Owns(key_id) || (awaiting_transfer_ && env_->NowMs() < await_transfer_until_ms_)) {
+    resp.set_code(wire::NOT_OWNER);
+    resp.set_error(awaiting_transfer_ ? self_.addr + " is still receiving its keys"
+                                      : self_.addr + " does not own the key");
+    if (Id::InHalfOpen(key_id, self_.id, successor().id)) {
+      successor().ToWire(resp.mutable_hint());
+    } else if (predecessor_) {
+      predecessor_->ToWire(resp.mutable_hint());
+    }
+    return resp;
+  }
+  if (request.has_put()) {
+    wire::Record rec;
+    rec.set_key(key);
+    rec.set_value(request.put().value());
+    rec.set_version(request.put().version());
+    Status s = store_->Put(key_id, rec);
+    resp.set_code(s.ok() ? wire::OK : wire::UNAVAILABLE);
+    if (!s.ok()) resp.set_error("the owner could not store the key: " + s.message());
+  } else if (request.has_get()) {
+    wire::Record rec;
+    Status s = store_->Get(key_id, key, &rec);
+    if (s.ok() && !rec.deleted()) {
+      resp.set_code(wire::OK);
+      resp.set_value(rec.value());
+      resp.set_version(rec.version());
+    } else if (s.ok() || s.IsNotFound()) {
+      resp.set_code(wire::NOT_FOUND);
+      resp.set_error("the key does not exist");
+    } else {
+      resp.set_code(wire::UNAVAILABLE);
+      resp.set_error("the owner could not read the key: " + s.message());
+    }
+  } else {
+    Status s = store_->Erase(key_id, key);
+    resp.set_code(s.ok() ? wire::OK : wire::UNAVAILABLE);
+    if (!s.ok()) resp.set_error("the owner could not delete the key: " + s.message());
+  }
+  return resp;
+}
+
+// ---------------------------------------------------------------------------------------
+// Request handlers
+
+void ChordNode::HandleGetState(ReplyToken from, const wire::Envelope& req) {
+  wire::Envelope reply;
+  auto* r = reply.mutable_get_state_resp();
+  self_.ToWire(r->mutable_self());
+  if (predecessor_) predecessor_->ToWire(r->mutable_predecessor());
+  for (const NodeRef& s : successors_) s.ToWire(r->add_successors());
+  r->set_joined(state_ == State::kJoined);
+  Reply(from, req.request_id(), std::move(reply));
+}
+
+void ChordNode::HandleNotify(ReplyToken from, const wire::Envelope& req) {
+  wire::Envelope reply;
+  reply.mutable_notify_resp();
+  Reply(from, req.request_id(), std::move(reply));
+  if (auto n = NodeRef::FromWire(req.notify().node())) Rectify(*n);
+}
+
+void ChordNode::HandleFindNextHop(ReplyToken from, const wire::Envelope& req) {
+  wire::Envelope reply;
+  auto* r = reply.mutable_find_next_hop_resp();
+  auto target = Id::FromBytes(req.find_next_hop().target());
+  if (!target || state_ != State::kJoined) {
+    // Not done and no nodes: the asker routes around us.
+    Reply(from, req.request_id(), std::move(reply));
+    return;
+  }
+  if (successors_.empty()) {
+    r->set_done(true);
+    self_.ToWire(r->add_nodes());
+  } else if (Id::InHalfOpen(*target, self_.id, successors_.front().id)) {
+    r->set_done(true);
+    for (const NodeRef& s : successors_) s.ToWire(r->add_nodes());
+  } else {
+    std::vector<NodeRef> next = ClosestPreceding(*target, config_.next_hop_candidates);
+    if (next.empty()) next.push_back(successors_.front());
+    for (const NodeRef& n : next) n.ToWire(r->add_nodes());
+  }
+  Reply(from, req.request_id(), std::move(reply));
+}
+
+void ChordNode::HandleTransfer(ReplyToken from, const wire::Envelope& req) {
+  const auto& t = req.transfer();
+  wire::Envelope reply;
+  auto* r = reply.mutable_transfer_resp();
+  r->set_code(wire::OK);
+  if (state_ == State::kLeft) {
+    r->set_code(wire::SHUTTING_DOWN);
+    Reply(from, req.request_id(), std::move(reply));
+    return;
+  }
+  for (const auto& rec : t.records()) {
+    if (rec.key().empty() || rec.key().size() > config_.max_key_bytes) continue;
+    Status s = store_->Put(Id::Sha1(rec.key()), rec);
+    if (!s.ok()) {
+      r->set_code(wire::UNAVAILABLE);
+      Log(LogLevel::kError, "cannot store handed-over keys: " + s.message());
+      break;
+    }
+  }
+  if (r->code() == wire::OK) {
+    counters_.keys_received += t.records_size();
+    if (t.records_size() > 0) {
+      Log(LogLevel::kInfo, "received " + std::to_string(t.records_size()) + " keys from " +
+                               t.from().addr());
+    }
+    if (t.last()) awaiting_transfer_ = false;
+  }
+  Reply(from, req.request_id(), std::move(reply));
+}
+
+void ChordNode::HandleLeave(ReplyToken from, const wire::Envelope& req) {
+  wire::Envelope reply;
+  reply.mutable_leave_resp();
+  Reply(from, req.request_id(), std::move(reply));
+  const auto& l = req.leave();
+  auto leaver = NodeRef::FromWire(l.node());
+  if (!leaver || state_ != State::kJoined) return;
+  Log(LogLevel::kInfo, Describe(*leaver) + " is leaving the ring");
+  MarkDead(*leaver);
+  if (predecessor_ && *predecessor_ == *leaver) {
+    // Its keys are already here; its predecessor will notify us shortly.
+    SetPredecessor(std::nullopt);
+  }
+  if (!successors_.empty() && successors_.front() == *leaver) {
+    // We just heard the leaver's list from the leaver itself: take it, minus the leaver.
+    std::vector<NodeRef> list;
+    for (const auto& info : l.successors()) {
+      auto n = NodeRef::FromWire(info);
+      if (!n) continue;
+      if (*n == self_) break;
+      if (*n == *leaver || std::find(list.begin(), list.end(), *n) != list.end()) continue;
+      list.push_back(*n);
+      if (static_cast<int>(list.size()) >= config_.successors) break;
+    }
+    SetSuccessors(std::move(list));
+    Stabilize();
+  } else {
+    std::vector<NodeRef> rest = successors_;
+    rest.erase(std::remove(rest.begin(), rest.end(), *leaver), rest.end());
+    if (rest.size() != successors_.size()) SetSuccessors(std::move(rest));
+  }
+}
+
+void ChordNode::HandleLookup(ReplyToken from, const wire::Envelope& req) {
+  const std::string& key = req.lookup().key();
+  const uint64_t request_id = req.request_id();
+  const Id key_id = Id::Sha1(key);
+  std::weak_ptr<bool> alive = alive_;
+  Lookup(key_id, /*verify_owner=*/true,
+         [this, alive, from, request_id, key_id](Result<LookupResult> r) {
+           if (alive.expired()) return;
+           wire::Envelope reply;
+           auto* l = reply.mutable_lookup_resp();
+           l->set_key_id(key_id.ToBytes());
+           if (!r.ok()) {
+             l->set_code(wire::UNAVAILABLE);
+             l->set_error(r.status().message());
+           } else {
+             l->set_code(wire::OK);
+             r->owner.ToWire(l->mutable_owner());
+             l->set_hops(static_cast<uint32_t>(r->hops));
+             l->set_timeouts(static_cast<uint32_t>(r->timeouts));
+           }
+           Reply(from, request_id, std::move(reply));
+         });
+}
+
+void ChordNode::HandleStatus(ReplyToken from, const wire::Envelope& req) {
+  wire::Envelope reply;
+  auto* s = reply.mutable_status_resp();
+  self_.ToWire(s->mutable_self());
+  if (predecessor_) predecessor_->ToWire(s->mutable_predecessor());
+  for (const NodeRef& n : successors_) n.ToWire(s->add_successors());
+  std::optional<NodeRef> last;
+  for (const auto& f : fingers_) {
+    if (f && (!last || !(*last == *f))) {
+      f->ToWire(s->add_fingers());
+      last = f;
+    }
+  }
+  const uint64_t primary = PrimaryKeyCount();
+  s->set_keys(primary);
+  s->set_replica_keys(store_->Count() - std::min(primary, store_->Count()));
+  s->set_joined(state_ == State::kJoined);
+  s->set_leaving(state_ == State::kLeaving || state_ == State::kLeft);
+  s->set_successor_list_length(static_cast<uint32_t>(config_.successors));
+  s->set_ring_has_enough_members(static_cast<int>(successors_.size()) >= config_.successors);
+  s->set_stabilize_rounds(counters_.stabilize_rounds);
+  Reply(from, req.request_id(), std::move(reply));
+}
+
+void ChordNode::HandleListKeys(ReplyToken from, const wire::Envelope& req) {
+  const auto& l = req.list_keys();
+  const uint32_t limit = std::clamp<uint32_t>(l.limit() == 0 ? 1000 : l.limit(), 1, 10000);
+  wire::Envelope reply;
+  auto* r = reply.mutable_list_keys_resp();
+  // Numeric id order: from just after `after_key_id` (or from zero) up to the top of the ring.
+  std::optional<Id> after;
+  if (!l.after_key_id().empty()) after = Id::FromBytes(l.after_key_id());
+  if (after && *after == Id::Max()) {
+    Reply(from, req.request_id(), std::move(reply));
+    return;
+  }
+  const Id from_id = after ? *after : Id::Max();
+  const Id to_id = Id::Max();
+  uint32_t n = 0;
+  size_t bytes = 0;
+  Status s = store_->Scan(from_id, to_id, [&](const Id& id, const wire::Record& rec) {
+    if (after && !(*after < id)) return true;
+    if (n >= limit || bytes > (8u << 20)) {
+      r->set_more(true);
+      return false;
+    }
+    auto* out = r->add_records();
+    out->set_key(rec.key());
+    out->set_version(rec.version());
+    out->set_deleted(rec.deleted());
+    if (l.with_values()) out->set_value(rec.value());
+    bytes += rec.key().size() + out->value().size();
+    ++n;
+    return true;
+  });
+  if (!s.ok()) {
+    reply.Clear();
+    reply.mutable_error()->set_code(wire::UNAVAILABLE);
+    reply.mutable_error()->set_error("cannot list keys: " + s.message());
+  }
+  Reply(from, req.request_id(), std::move(reply));
+}
+
+}  // namespace chord

@@ -1,0 +1,183 @@
+// ChordNode: one member of the Chord ring, as a pure state machine. It keeps the successor
+// list, predecessor and finger table (ring maintenance as corrected by Zave, see
+// shared/RING.md), answers lookups iteratively, and serves get/put/delete for the keys it
+// owns through a Store. It does no I/O and reads no clock: messages, timers and randomness
+// come from the Environment. Call it from one thread only (the loop or the simulator).
+#ifndef CHORD_NODE_CORE_CHORD_NODE_H_
+#define CHORD_NODE_CORE_CHORD_NODE_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "node/core/environment.h"
+#include "node/core/node_config.h"
+#include "node/core/node_ref.h"
+#include "node/core/status.h"
+#include "node/storage/store.h"
+#include "protocol/chord.pb.h"
+#include "protocol/id.h"
+
+namespace chord {
+
+// What an iterative lookup found.
+struct LookupResult {
+  NodeRef owner;                    // first node clockwise from the target
+  std::vector<NodeRef> successors;  // the nodes after the owner, as the last hop knew them
+  int hops = 0;                     // lookup RPCs answered
+  int timeouts = 0;                 // peers that did not answer
+};
+
+struct NodeCounters {
+  uint64_t stabilize_rounds = 0;
+  uint64_t successor_changes = 0;
+  uint64_t predecessor_changes = 0;
+  uint64_t lookups = 0;
+  uint64_t lookup_hops = 0;
+  uint64_t rpc_timeouts = 0;
+  uint64_t keys_sent = 0;
+  uint64_t keys_received = 0;
+};
+
+class ChordNode {
+ public:
+  enum class State { kIdle, kJoining, kJoined, kLeaving, kLeft };
+  using LookupCallback = std::function<void(Result<LookupResult>)>;
+
+  ChordNode(Environment* env, Store* store, NodeConfig config, NodeRef self);
+  ~ChordNode();
+  ChordNode(const ChordNode&) = delete;
+  ChordNode& operator=(const ChordNode&) = delete;
+
+  // Starts a new ring of one (no bootstrap) or joins the ring that `bootstrap_addr` is in.
+  // A failed join is retried every join_retry_ms until it succeeds or the node leaves.
+  void Start(const std::string& bootstrap_addr = "");
+  // Graceful leave: stop maintenance, hand every record to the successor, tell the
+  // neighbours, then call `done` (always called, also when the hand-off failed).
+  void Leave(std::function<void()> done);
+
+  // Input from the environment.
+  void OnRequest(ReplyToken from, const wire::Envelope& request);
+  void OnResponse(const wire::Envelope& response);
+  void OnSendFailed(uint64_t request_id);
+
+  // An iterative lookup of the successor of `target`. With verify_owner, the owner is pinged
+  // and dead owners are skipped along the successor list (lookups of the CLI and the
+  // simulator); without it the caller contacts the owner itself.
+  void Lookup(const Id& target, bool verify_owner, LookupCallback done);
+
+  // Read-only views for status, tests and the simulator.
+  const NodeRef& self() const { return self_; }
+  State state() const { return state_; }
+  bool joined() const { return state_ == State::kJoined; }
+  const std::optional<NodeRef>& predecessor() const { return predecessor_; }
+  const std::vector<NodeRef>& successors() const { return successors_; }
+  // The node's successor: the head of its list, or itself when it is alone.
+  const NodeRef& successor() const { return successors_.empty() ? self_ : successors_.front(); }
+  const std::optional<NodeRef>& finger(int i) const { return fingers_[i]; }
+  const NodeCounters& counters() const { return counters_; }
+  const NodeConfig& config() const { return config_; }
+  // True when this node is responsible for `key_id`: it lies in (predecessor, self].
+  bool Owns(const Id& key_id) const;
+  // Records this node owns as primary, and all records it holds.
+  uint64_t PrimaryKeyCount() const;
+  uint64_t StoredKeyCount() const { return store_->Count(); }
+
+ private:
+  using ResponseFn = std::function<void(const wire::Envelope* response)>;  // null: failed
+  struct PendingCall {
+    ResponseFn on_done;
+    TimerId timer = 0;
+  };
+  struct LookupState;
+  struct DataOp;
+
+  // --- RPC plumbing
+  void Call(const NodeRef& to, wire::Envelope request, uint64_t timeout_ms, ResponseFn on_done);
+  void Reply(ReplyToken to, uint64_t request_id, wire::Envelope reply);
+  void FinishCall(uint64_t request_id, const wire::Envelope* response);
+
+  // --- ring maintenance
+  void Join(const std::string& bootstrap_addr);
+  void ScheduleTick();
+  void Tick();
+  void Stabilize();
+  void StabilizeFromSuccessor(int attempts_left);
+  void StabilizeFromCandidate(const NodeRef& candidate);
+  void FinishStabilize();
+  void CheckPredecessor();
+  void FixFingers();
+  void Rectify(const NodeRef& n);
+  void SetSuccessors(std::vector<NodeRef> list);
+  void SetPredecessor(std::optional<NodeRef> p);
+  void MarkDead(const NodeRef& n);
+  // [head] + list, cut where it wraps back to this node, without duplicates, at most S long.
+  std::vector<NodeRef> BuildSuccessorList(const NodeRef& head,
+                                          const google::protobuf::RepeatedPtrField<wire::NodeInfo>& rest) const;
+  // Up to `max` known nodes strictly between this node and `target`, closest to it first.
+  std::vector<NodeRef> ClosestPreceding(const Id& target, int max) const;
+
+  // --- lookups
+  void LookupStep(std::shared_ptr<LookupState> st);
+  void LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRef> owners, size_t index);
+
+  // --- key transfer
+  void PushMisplacedKeys(bool announce);
+  void SendTransferBatch(const NodeRef& to, bool for_leave, std::function<void(bool ok)> done);
+  void LeaveHandOff(std::function<void()> done, int attempts_left);
+  void LeaveNotify(std::function<void()> done);
+
+  // --- data operations
+  void StartDataOp(ReplyToken from, const wire::Envelope& request);
+  void RunDataOp(std::shared_ptr<DataOp> op);
+  void RetryDataOp(std::shared_ptr<DataOp> op, const std::string& why);
+  void FinishDataOp(std::shared_ptr<DataOp> op, wire::DataResponse response);
+  wire::DataResponse ApplyDirect(const wire::Envelope& request);
+
+  // --- request handlers
+  void HandleGetState(ReplyToken from, const wire::Envelope& req);
+  void HandleNotify(ReplyToken from, const wire::Envelope& req);
+  void HandleFindNextHop(ReplyToken from, const wire::Envelope& req);
+  void HandleTransfer(ReplyToken from, const wire::Envelope& req);
+  void HandleLeave(ReplyToken from, const wire::Envelope& req);
+  void HandleLookup(ReplyToken from, const wire::Envelope& req);
+  void HandleStatus(ReplyToken from, const wire::Envelope& req);
+  void HandleListKeys(ReplyToken from, const wire::Envelope& req);
+
+  void Log(LogLevel level, const std::string& message);
+
+  Environment* env_;
+  Store* store_;
+  NodeConfig config_;
+  NodeRef self_;
+  State state_ = State::kIdle;
+
+  std::optional<NodeRef> predecessor_;
+  std::vector<NodeRef> successors_;  // never contains self_; empty: alone
+  std::array<std::optional<NodeRef>, Id::kBits> fingers_;
+  int next_finger_ = 1;
+
+  bool stabilizing_ = false;
+  bool checking_predecessor_ = false;
+  bool fixing_fingers_ = false;
+  bool transferring_ = false;
+  bool awaiting_transfer_ = false;
+  uint64_t await_transfer_until_ms_ = 0;
+  TimerId tick_timer_ = 0;
+  std::string bootstrap_addr_;
+
+  uint64_t next_request_id_ = 1;
+  std::unordered_map<uint64_t, PendingCall> pending_;
+  NodeCounters counters_;
+  // Guards callbacks scheduled on the environment against running after destruction.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_CHORD_NODE_H_

@@ -1,0 +1,40 @@
+// NodeRef: a ring member as the core knows it, its id and the address it listens on. The id
+// is always SHA-1 of the address (or of "address#i" for virtual node i), so the pair is
+// self-authenticating. Plain value type; any thread.
+#ifndef CHORD_NODE_CORE_NODE_REF_H_
+#define CHORD_NODE_CORE_NODE_REF_H_
+
+#include <optional>
+#include <string>
+
+#include "protocol/chord.pb.h"
+#include "protocol/id.h"
+
+namespace chord {
+
+struct NodeRef {
+  Id id;
+  std::string addr;
+
+  // The id a node listening on `addr` must have.
+  static NodeRef ForAddress(const std::string& addr) { return NodeRef{Id::Sha1(addr), addr}; }
+
+  // Parses and authenticates a wire NodeInfo: nullopt when the id is malformed or is not
+  // SHA-1 of the address.
+  static std::optional<NodeRef> FromWire(const wire::NodeInfo& info) {
+    auto id = Id::FromBytes(info.id());
+    if (!id || info.addr().empty() || Id::Sha1(info.addr()) != *id) return std::nullopt;
+    return NodeRef{*id, info.addr()};
+  }
+
+  void ToWire(wire::NodeInfo* out) const {
+    out->set_id(id.ToBytes());
+    out->set_addr(addr);
+  }
+
+  friend bool operator==(const NodeRef& a, const NodeRef& b) { return a.id == b.id; }
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_NODE_REF_H_

@@ -1,0 +1,60 @@
+#include "protocol/frame.h"
+
+namespace chord {
+
+bool EncodeFrame(const wire::Envelope& envelope, std::string* out, uint32_t max_frame_bytes) {
+  const size_t size = envelope.ByteSizeLong();
+  if (size > max_frame_bytes) return false;
+  const size_t start = out->size();
+  out->resize(start + kFrameHeaderBytes + size);
+  auto* p = reinterpret_cast<uint8_t*>(out->data() + start);
+  p[0] = static_cast<uint8_t>(size >> 24);
+  p[1] = static_cast<uint8_t>(size >> 16);
+  p[2] = static_cast<uint8_t>(size >> 8);
+  p[3] = static_cast<uint8_t>(size);
+  envelope.SerializeWithCachedSizesToArray(p + kFrameHeaderBytes);
+  return true;
+}
+
+void FrameDecoder::Feed(std::string_view bytes) {
+  if (!error_.empty()) return;
+  // Drop what has been consumed before growing, so the buffer holds at most one frame plus
+  // one read's worth of bytes.
+  if (consumed_ > 0 && consumed_ >= buffer_.size() / 2) {
+    buffer_.erase(0, consumed_);
+    consumed_ = 0;
+  }
+  buffer_.append(bytes);
+}
+
+FrameDecoder::Result FrameDecoder::Next(wire::Envelope* out) {
+  if (!error_.empty()) return Result::kError;
+  const size_t available = buffer_.size() - consumed_;
+  if (available < kFrameHeaderBytes) return Result::kNeedMore;
+  const auto* p = reinterpret_cast<const uint8_t*>(buffer_.data() + consumed_);
+  const uint32_t size = uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 |
+                        uint32_t{p[3]};
+  if (size > max_frame_bytes_) {
+    error_ = "frame of " + std::to_string(size) + " bytes exceeds the maximum of " +
+             std::to_string(max_frame_bytes_);
+    return Result::kError;
+  }
+  if (available < kFrameHeaderBytes + size) return Result::kNeedMore;
+  out->Clear();
+  if (!out->ParseFromArray(p + kFrameHeaderBytes, static_cast<int>(size))) {
+    error_ = "frame of " + std::to_string(size) + " bytes is not a valid Envelope";
+    return Result::kError;
+  }
+  if (out->body_case() == wire::Envelope::BODY_NOT_SET) {
+    error_ = "envelope has no body";
+    return Result::kError;
+  }
+  consumed_ += kFrameHeaderBytes + size;
+  if (consumed_ == buffer_.size()) {
+    buffer_.clear();
+    consumed_ = 0;
+  }
+  return Result::kFrame;
+}
+
+}  // namespace chord

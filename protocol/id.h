@@ -1,0 +1,75 @@
+// Id: a 160-bit unsigned position on the Chord identifier ring (SHA-1 sized), with the
+// modular arithmetic and ring intervals every other part of the system relies on. Values
+// are immutable and cheap to copy; safe to use from any thread.
+#ifndef CHORD_PROTOCOL_ID_H_
+#define CHORD_PROTOCOL_ID_H_
+
+#include <array>
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace chord {
+
+class Id {
+ public:
+  static constexpr int kBits = 160;
+  static constexpr int kBytes = kBits / 8;
+
+  // Zero.
+  constexpr Id() : bytes_{} {}
+  explicit Id(const std::array<uint8_t, kBytes>& bytes) : bytes_(bytes) {}
+
+  // SHA-1 of `data` (OpenSSL EVP; the digest is fetched once per process).
+  static Id Sha1(std::string_view data);
+  // Parses exactly 40 hex digits (either case). Nullopt on anything else.
+  static std::optional<Id> FromHex(std::string_view hex);
+  // Interprets exactly 20 big-endian bytes. Nullopt on any other length.
+  static std::optional<Id> FromBytes(std::string_view bytes);
+  // 2^i for 0 <= i < 160.
+  static Id PowerOfTwo(int i);
+  // The largest id, 2^160 - 1.
+  static Id Max();
+
+  // 40 lowercase hex digits.
+  std::string ToHex() const;
+  // First `n` hex digits, for logs and tables.
+  std::string ShortHex(int n = 8) const { return ToHex().substr(0, n); }
+  // The 20 big-endian bytes (as carried on the wire and used as a store key prefix).
+  std::string ToBytes() const;
+  const std::array<uint8_t, kBytes>& bytes() const { return bytes_; }
+
+  // Arithmetic modulo 2^160.
+  Id operator+(const Id& other) const;
+  Id operator-(const Id& other) const;
+
+  // Numeric order (big-endian bytes compare like the number).
+  friend auto operator<=>(const Id&, const Id&) = default;
+  friend bool operator==(const Id&, const Id&) = default;
+
+  // Ring intervals, walking clockwise from `a` to `b`. When a == b the arc is the whole
+  // ring: (a, a) is every id except a, and (a, a] is every id.
+  // x in (a, b)
+  static bool InOpen(const Id& x, const Id& a, const Id& b);
+  // x in (a, b]
+  static bool InHalfOpen(const Id& x, const Id& a, const Id& b);
+
+  // Clockwise distance from `from` to `to`, i.e. (to - from) mod 2^160.
+  static Id Distance(const Id& from, const Id& to) { return to - from; }
+
+  // The high 64 bits as a fraction of the ring in [0, 1); for shares and angles.
+  double ToUnitFraction() const;
+
+ private:
+  std::array<uint8_t, kBytes> bytes_;
+};
+
+struct IdHash {
+  size_t operator()(const Id& id) const;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_PROTOCOL_ID_H_

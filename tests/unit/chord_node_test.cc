@@ -1,0 +1,349 @@
+// ChordNode driven by the simulated network (virtual time, seeded latency): ring formation,
+// convergence to the ideal state, fingers, lookups, key hand-over on join and leave, crash
+// recovery and determinism. Expected states are computed here from the sorted node ids.
+#include "node/core/chord_node.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "tools/sim/sim_network.h"
+
+namespace chord {
+namespace {
+
+using sim::SimNetwork;
+using sim::SimOptions;
+
+std::string Addr(int i) { return "10.0.0." + std::to_string(i) + ":4000"; }
+
+NodeConfig FastConfig(int successors = 4) {
+  NodeConfig c;
+  c.successors = successors;
+  c.stabilize_ms = 200;
+  c.rpc_timeout_ms = 300;
+  return c;
+}
+
+SimOptions Net(uint64_t seed) {
+  SimOptions o;
+  o.seed = seed;
+  o.mean_latency_ms = 5;
+  o.min_latency_ms = 1;
+  return o;
+}
+
+// Sorted ids of the given addresses, computed independently of the nodes' own state.
+std::vector<Id> SortedIds(const std::vector<std::string>& addrs) {
+  std::vector<Id> ids;
+  for (const auto& a : addrs) ids.push_back(Id::Sha1(a));
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// The first id clockwise at or after `key` among sorted `ids`.
+Id SuccessorOf(const Id& key, const std::vector<Id>& ids) {
+  auto it = std::lower_bound(ids.begin(), ids.end(), key);
+  return it == ids.end() ? ids.front() : *it;
+}
+
+// Every live node's successor list is exactly the next min(S, N-1) nodes clockwise and its
+// predecessor the previous node: Zave's ideal state.
+bool IsIdeal(const SimNetwork& net, int s, std::string* why = nullptr) {
+  auto nodes = net.LiveNodes();
+  const size_t n = nodes.size();
+  for (size_t i = 0; i < n; ++i) {
+    ChordNode* x = nodes[i];
+    if (!x->joined()) {
+      if (why) *why = x->self().addr + " not joined";
+      return false;
+    }
+    const size_t want = std::min<size_t>(s, n - 1);
+    if (x->successors().size() != want) {
+      if (why) *why = x->self().addr + " has " + std::to_string(x->successors().size()) +
+                      " successors, want " + std::to_string(want);
+      return false;
+    }
+    for (size_t k = 0; k < want; ++k) {
+      if (!(x->successors()[k].id == nodes[(i + 1 + k) % n]->self().id)) {
+        if (why) *why = x->self().addr + " successor " + std::to_string(k) + " wrong";
+        return false;
+      }
+    }
+    if (n > 1) {
+      if (!x->predecessor() || !(x->predecessor()->id == nodes[(i + n - 1) % n]->self().id)) {
+        if (why) *why = x->self().addr + " predecessor wrong";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+wire::Envelope PutReq(const std::string& k, const std::string& v) {
+  wire::Envelope e;
+  e.mutable_put()->set_key(k);
+  e.mutable_put()->set_value(v);
+  return e;
+}
+
+wire::Envelope GetReq(const std::string& k) {
+  wire::Envelope e;
+  e.mutable_get()->set_key(k);
+  return e;
+}
+
+// Issues one client call and runs the network until it is answered.
+std::optional<wire::Envelope> Call(SimNetwork& net, const std::string& addr, wire::Envelope req) {
+  std::optional<wire::Envelope> out;
+  bool done = false;
+  net.ClientCall(addr, std::move(req), 20000, [&](const wire::Envelope* r) {
+    done = true;
+    if (r) out = *r;
+  });
+  net.RunUntil([&] { return done; }, 30000);
+  return out;
+}
+
+// Which node holds each key: key -> addr of the node whose store has it.
+std::map<std::string, std::vector<std::string>> Holders(SimNetwork& net) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (ChordNode* n : net.LiveNodes()) {
+    Status s = net.store(n->self().addr)->Scan(Id::Max(), Id::Max(),
+                                               [&](const Id&, const wire::Record& r) {
+                                                 out[r.key()].push_back(n->self().addr);
+                                                 return true;
+                                               });
+    EXPECT_TRUE(s.ok());
+  }
+  return out;
+}
+
+TEST(ChordNodeTest, SingleNodeIsARingOfOne) {
+  SimNetwork net(Net(1));
+  ChordNode* a = net.AddNode(Addr(1), FastConfig());
+  net.RunFor(1000);
+  EXPECT_TRUE(a->joined());
+  EXPECT_TRUE(a->successors().empty());
+  EXPECT_EQ(a->successor().id, a->self().id);
+  auto put = Call(net, Addr(1), PutReq("k", "v"));
+  ASSERT_TRUE(put && put->has_data_resp());
+  EXPECT_EQ(put->data_resp().code(), wire::OK);
+  auto get = Call(net, Addr(1), GetReq("k"));
+  ASSERT_TRUE(get && get->has_data_resp());
+  EXPECT_EQ(get->data_resp().value(), "v");
+  auto missing = Call(net, Addr(1), GetReq("nope"));
+  ASSERT_TRUE(missing && missing->has_data_resp());
+  EXPECT_EQ(missing->data_resp().code(), wire::NOT_FOUND);
+}
+
+TEST(ChordNodeTest, ThreeNodesJoinInAnyOrderAndConverge) {
+  std::vector<int> order = {1, 2, 3};
+  int runs = 0;
+  do {
+    for (int via = 0; via < 2; ++via) {  // join through the first node, or the latest one
+      SimNetwork net(Net(100 + runs));
+      net.AddNode(Addr(order[0]), FastConfig(2));
+      net.RunFor(300);
+      net.AddNode(Addr(order[1]), FastConfig(2), Addr(order[0]));
+      net.RunFor(300);
+      net.AddNode(Addr(order[2]), FastConfig(2), Addr(order[via == 0 ? 0 : 1]));
+      std::string why;
+      EXPECT_TRUE(net.RunUntil([&] { return IsIdeal(net, 2); }, 10000))
+          << "order " << order[0] << order[1] << order[2] << " via " << via << ": "
+          << (IsIdeal(net, 2, &why), why);
+      ++runs;
+    }
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_EQ(runs, 12);
+}
+
+TEST(ChordNodeTest, SimultaneousJoinsConverge) {
+  SimNetwork net(Net(7));
+  net.AddNode(Addr(1), FastConfig(3));
+  net.RunFor(100);
+  for (int i = 2; i <= 12; ++i) net.AddNode(Addr(i), FastConfig(3), Addr(1));  // all at once
+  std::string why;
+  EXPECT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000))
+      << (IsIdeal(net, 3, &why), why);
+}
+
+TEST(ChordNodeTest, FingersAreCorrectOnAKnownRing) {
+  SimNetwork net(Net(3));
+  std::vector<std::string> addrs;
+  for (int i = 1; i <= 16; ++i) {
+    addrs.push_back(Addr(i));
+    net.AddNode(Addr(i), FastConfig(), i == 1 ? "" : Addr(1));
+    net.RunFor(50);
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
+  net.RunFor(30000);  // let fix_fingers cycle through the table several times
+  const auto ids = SortedIds(addrs);
+  int checked = 0;
+  for (ChordNode* n : net.LiveNodes()) {
+    for (int i = 0; i < Id::kBits; ++i) {
+      const Id start = n->self().id + Id::PowerOfTwo(i);
+      const Id want = SuccessorOf(start, ids);
+      if (want == n->self().id) {
+        EXPECT_FALSE(n->finger(i).has_value()) << n->self().addr << " finger " << i;
+      } else {
+        ASSERT_TRUE(n->finger(i).has_value()) << n->self().addr << " finger " << i;
+        EXPECT_EQ(n->finger(i)->id, want) << n->self().addr << " finger " << i;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 16 * Id::kBits);
+}
+
+TEST(ChordNodeTest, LookupsFindTheSuccessorOfTheKey) {
+  SimNetwork net(Net(4));
+  std::vector<std::string> addrs;
+  for (int i = 1; i <= 32; ++i) {
+    addrs.push_back(Addr(i));
+    net.AddNode(Addr(i), FastConfig(), i == 1 ? "" : Addr(1));
+    net.RunFor(20);
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
+  net.RunFor(20000);
+  const auto ids = SortedIds(addrs);
+  int total_hops = 0;
+  for (int k = 0; k < 200; ++k) {
+    const std::string key = "key-" + std::to_string(k);
+    wire::Envelope req;
+    req.mutable_lookup()->set_key(key);
+    auto r = Call(net, addrs[k % addrs.size()], req);
+    ASSERT_TRUE(r && r->has_lookup_resp());
+    ASSERT_EQ(r->lookup_resp().code(), wire::OK);
+    EXPECT_EQ(*Id::FromBytes(r->lookup_resp().owner().id()), SuccessorOf(Id::Sha1(key), ids));
+    total_hops += r->lookup_resp().hops();
+  }
+  // With correct fingers a lookup takes O(log N) hops: far fewer than walking the ring.
+  EXPECT_LT(total_hops / 200.0, 6.0);
+}
+
+TEST(ChordNodeTest, JoinMovesExactlyTheNewRange) {
+  SimNetwork net(Net(5));
+  std::vector<std::string> addrs;
+  for (int i = 1; i <= 8; ++i) {
+    addrs.push_back(Addr(i));
+    net.AddNode(Addr(i), FastConfig(), i == 1 ? "" : Addr(1));
+    net.RunFor(50);
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
+  for (int k = 0; k < 300; ++k) {
+    auto r = Call(net, Addr(1 + k % 8), PutReq("user-" + std::to_string(k), "v" + std::to_string(k)));
+    ASSERT_TRUE(r && r->data_resp().code() == wire::OK) << k;
+  }
+  auto before = Holders(net);
+  ASSERT_EQ(before.size(), 300u);
+
+  const std::string joiner = Addr(9);
+  net.AddNode(joiner, FastConfig(), Addr(3));
+  addrs.push_back(joiner);
+  EXPECT_FALSE(IsIdeal(net, 4));
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
+  net.RunFor(2000);
+  auto after = Holders(net);
+  const auto ids = SortedIds(addrs);
+  const Id j = Id::Sha1(joiner);
+  int moved = 0;
+  for (const auto& [key, holders] : after) {
+    ASSERT_EQ(holders.size(), 1u) << key;
+    ASSERT_EQ(before[key].size(), 1u);
+    if (SuccessorOf(Id::Sha1(key), ids) == j) {
+      EXPECT_EQ(holders[0], joiner) << key;
+      ++moved;
+    } else {
+      EXPECT_EQ(holders[0], before[key][0]) << key << " moved but is not in the new range";
+    }
+  }
+  EXPECT_EQ(after.size(), 300u);
+  EXPECT_EQ(net.node(joiner)->PrimaryKeyCount(), static_cast<uint64_t>(moved));
+}
+
+TEST(ChordNodeTest, GracefulLeaveHandsEveryKeyToTheSuccessor) {
+  SimNetwork net(Net(6));
+  for (int i = 1; i <= 6; ++i) {
+    net.AddNode(Addr(i), FastConfig(), i == 1 ? "" : Addr(1));
+    net.RunFor(50);
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
+  for (int k = 0; k < 200; ++k) {
+    auto r = Call(net, Addr(1), PutReq("k" + std::to_string(k), "v" + std::to_string(k)));
+    ASSERT_TRUE(r && r->data_resp().code() == wire::OK);
+  }
+  const std::string leaver = Addr(4);
+  const uint64_t leaver_keys = net.store(leaver)->Count();
+  const std::string succ = net.node(leaver)->successor().addr;
+  const uint64_t succ_keys = net.store(succ)->Count();
+  net.Leave(leaver);
+  ASSERT_TRUE(net.RunUntil([&] { return net.node(leaver) == nullptr; }, 20000));
+  EXPECT_EQ(net.store(succ)->Count(), succ_keys + leaver_keys);
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
+  for (int k = 0; k < 200; ++k) {
+    auto r = Call(net, Addr(2), GetReq("k" + std::to_string(k)));
+    ASSERT_TRUE(r && r->has_data_resp());
+    EXPECT_EQ(r->data_resp().value(), "v" + std::to_string(k));
+  }
+}
+
+TEST(ChordNodeTest, RingHealsAfterCrashes) {
+  SimNetwork net(Net(8));
+  for (int i = 1; i <= 10; ++i) {
+    net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
+    net.RunFor(50);
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000));
+  // Two adjacent nodes crash at once; each survivor still has a live successor (r = 3).
+  auto nodes = net.LiveNodes();
+  const std::string a = nodes[3]->self().addr, b = nodes[4]->self().addr;
+  net.Crash(a);
+  net.Crash(b);
+  EXPECT_FALSE(IsIdeal(net, 3));  // survivors still point at the dead nodes
+  const uint64_t crashed_at = net.now_ms();
+  std::string why;
+  EXPECT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000))
+      << (IsIdeal(net, 3, &why), why);
+  EXPECT_EQ(net.LiveNodes().size(), 8u);
+  EXPECT_GT(net.now_ms(), crashed_at);  // healing took failure detection and stabilization
+}
+
+TEST(ChordNodeTest, SameSeedSameRun) {
+  auto run = [](uint64_t seed) {
+    SimNetwork net(Net(seed));
+    for (int i = 1; i <= 10; ++i) net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
+    net.RunFor(20000);
+    std::string fingerprint = std::to_string(net.events_processed());
+    for (ChordNode* n : net.LiveNodes()) {
+      for (const auto& s : n->successors()) fingerprint += s.id.ShortHex(4);
+      fingerprint += n->predecessor() ? n->predecessor()->id.ShortHex(4) : "-";
+    }
+    return fingerprint;
+  };
+  EXPECT_EQ(run(42), run(42));
+  EXPECT_NE(run(42), run(43));
+}
+
+TEST(ChordNodeTest, OversizedKeysAndValuesAreRejectedWithAReason) {
+  SimNetwork net(Net(9));
+  net.AddNode(Addr(1), FastConfig());
+  net.RunFor(100);
+  auto r = Call(net, Addr(1), PutReq(std::string(1025, 'k'), "v"));
+  ASSERT_TRUE(r && r->has_data_resp());
+  EXPECT_EQ(r->data_resp().code(), wire::INVALID);
+  EXPECT_NE(r->data_resp().error().find("1025"), std::string::npos);
+  r = Call(net, Addr(1), PutReq("k", std::string((1 << 20) + 1, 'v')));
+  ASSERT_TRUE(r && r->has_data_resp());
+  EXPECT_EQ(r->data_resp().code(), wire::INVALID);
+  r = Call(net, Addr(1), PutReq("", "v"));
+  ASSERT_TRUE(r && r->has_data_resp());
+  EXPECT_EQ(r->data_resp().code(), wire::INVALID);
+}
+
+}  // namespace
+}  // namespace chord

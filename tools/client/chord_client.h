@@ -1,0 +1,50 @@
+// ChordClient: a small blocking client for one chord-node, used by chordctl, the tests and
+// the bench tool. One TCP connection (opened lazily, reopened after an error), one request at
+// a time, every call bounded by the timeout. Not thread-safe: one client per thread.
+#ifndef CHORD_TOOLS_CLIENT_CHORD_CLIENT_H_
+#define CHORD_TOOLS_CLIENT_CHORD_CLIENT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "node/core/status.h"
+#include "protocol/chord.pb.h"
+
+namespace chord {
+
+class ChordClient {
+ public:
+  // `addr` is HOST:PORT (IPv4 literal or resolvable name).
+  explicit ChordClient(std::string addr, uint64_t timeout_ms = 15000);
+  ~ChordClient();
+  ChordClient(const ChordClient&) = delete;
+  ChordClient& operator=(const ChordClient&) = delete;
+
+  const std::string& addr() const { return addr_; }
+
+  // Sends `request` (its request_id is assigned here) and waits for the matching response.
+  // Unavailable when the node cannot be reached or does not answer in time.
+  Result<wire::Envelope> Call(wire::Envelope request);
+
+  Result<wire::DataResponse> Put(const std::string& key, const std::string& value);
+  Result<wire::DataResponse> Get(const std::string& key);
+  Result<wire::DataResponse> Delete(const std::string& key);
+  Result<wire::LookupResponse> Lookup(const std::string& key);
+  Result<wire::StatusResponse> GetStatus();
+  // Every record the node holds (any role), in ring-id order, paging through ListKeys.
+  Result<std::vector<wire::Record>> ListKeys(bool with_values);
+
+ private:
+  Status EnsureConnected();
+  void Disconnect();
+
+  std::string addr_;
+  uint64_t timeout_ms_;
+  int fd_ = -1;
+  uint64_t next_request_id_ = 1;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_TOOLS_CLIENT_CHORD_CLIENT_H_
