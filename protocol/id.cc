@@ -116,7 +116,8 @@ bool Id::InHalfOpen(const Id& x, const Id& a, const Id& b) {
 double Id::ToUnitFraction() const {
   uint64_t high = 0;
   for (int i = 0; i < 8; ++i) high = high << 8 | bytes_[i];
-  return static_cast<double>(high) / 18446744073709551616.0;  // 2^64
+  // 53 bits fit a double exactly, so the result stays below 1.
+  return static_cast<double>(high >> 11) / 9007199254740992.0;  // 2^53
 }
 
 size_t IdHash::operator()(const Id& id) const {

@@ -23,6 +23,7 @@ struct ChordNode::LookupState {
   // times out is skipped and the next one of the same list is tried, then earlier lists.
   std::vector<std::vector<NodeRef>> stack;
   std::unordered_set<Id, IdHash> tried;
+  NodeRef last_hop;
   int steps = 0;
   int hops = 0;
   int timeouts = 0;
@@ -213,6 +214,8 @@ void ChordNode::Join(const std::string& bootstrap_addr) {
     awaiting_transfer_ = !mine.empty();
     await_transfer_until_ms_ = env_->NowMs() + config_.await_transfer_ms;
     SetSuccessors(std::move(mine));
+    // prdc := p (RING.md, Join). Set directly: there is nothing of ours to hand p.
+    if (!(r->last_hop == self_)) predecessor_ = r->last_hop;
     Log(LogLevel::kInfo, "joined the ring through " + bootstrap_addr + " as " +
                              Describe(self_) + "; successor " + Describe(successor()));
     // Tell the successor at once, so that it hands over our keys without waiting a period.
@@ -412,6 +415,7 @@ void ChordNode::FinishStabilize() {
   if (successors_.empty() || state_ != State::kJoined) return;
   wire::Envelope req;
   self_.ToWire(req.mutable_notify()->mutable_node());
+  req.mutable_notify()->set_want_keys(awaiting_transfer_);
   Call(successors_.front(), std::move(req), config_.rpc_timeout_ms,
        [](const wire::Envelope*) {});
 }
@@ -467,7 +471,7 @@ void ChordNode::FixFingers() {
   });
 }
 
-void ChordNode::Rectify(const NodeRef& n) {
+void ChordNode::Rectify(const NodeRef& n, bool wants_keys) {
   if (n == self_ || state_ != State::kJoined) return;
   if (!predecessor_ || Id::InOpen(n.id, predecessor_->id, self_.id)) {
     SetPredecessor(n);
@@ -476,7 +480,7 @@ void ChordNode::Rectify(const NodeRef& n) {
   if (*predecessor_ == n) {
     // Same predecessor as before: hand over anything of its range still here (a previous
     // transfer may have failed).
-    PushMisplacedKeys(/*announce=*/false);
+    PushMisplacedKeys(/*announce=*/wants_keys);
     return;
   }
   // n is not between: keep the current predecessor unless it is dead.
@@ -582,6 +586,7 @@ void ChordNode::Lookup(const Id& target, bool verify_owner, LookupCallback done)
     st->done(Status::Unavailable("this node has not joined a ring yet"));
     return;
   }
+  st->last_hop = self_;
   if (successors_.empty() || Id::InHalfOpen(target, self_.id, successors_.front().id)) {
     // We are the last hop ourselves.
     std::vector<NodeRef> owners;
@@ -596,6 +601,7 @@ void ChordNode::Lookup(const Id& target, bool verify_owner, LookupCallback done)
       LookupResult r;
       r.owner = owners.front();
       r.successors.assign(owners.begin() + 1, owners.end());
+      r.last_hop = self_;
       st->done(std::move(r));
     }
     return;
@@ -653,6 +659,7 @@ void ChordNode::LookupStep(std::shared_ptr<LookupState> st) {
     }
     if (r.done()) {
       if (nodes.empty()) nodes.push_back(hop);  // the hop is alone: it owns everything
+      st->last_hop = hop;
       if (st->verify_owner) {
         LookupVerify(st, std::move(nodes), 0);
         return;
@@ -661,6 +668,7 @@ void ChordNode::LookupStep(std::shared_ptr<LookupState> st) {
       LookupResult out;
       out.owner = nodes.front();
       out.successors.assign(nodes.begin() + 1, nodes.end());
+      out.last_hop = hop;
       out.hops = st->hops;
       out.timeouts = st->timeouts;
       st->done(std::move(out));
@@ -683,6 +691,7 @@ void ChordNode::LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRe
     LookupResult out;
     out.owner = owners[index];
     out.successors.assign(owners.begin() + index + 1, owners.end());
+    out.last_hop = st->last_hop;
     out.hops = st->hops;
     out.timeouts = st->timeouts;
     st->done(std::move(out));
@@ -992,7 +1001,7 @@ void ChordNode::HandleNotify(ReplyToken from, const wire::Envelope& req) {
   wire::Envelope reply;
   reply.mutable_notify_resp();
   Reply(from, req.request_id(), std::move(reply));
-  if (auto n = NodeRef::FromWire(req.notify().node())) Rectify(*n);
+  if (auto n = NodeRef::FromWire(req.notify().node())) Rectify(*n, req.notify().want_keys());
 }
 
 void ChordNode::HandleFindNextHop(ReplyToken from, const wire::Envelope& req) {

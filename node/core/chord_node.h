@@ -29,6 +29,7 @@ namespace chord {
 struct LookupResult {
   NodeRef owner;                    // first node clockwise from the target
   std::vector<NodeRef> successors;  // the nodes after the owner, as the last hop knew them
+  NodeRef last_hop;                 // the node that answered with the owner (its predecessor)
   int hops = 0;                     // lookup RPCs answered
   int timeouts = 0;                 // peers that did not answer
 };
@@ -112,7 +113,7 @@ class ChordNode {
   void FinishStabilize();
   void CheckPredecessor();
   void FixFingers();
-  void Rectify(const NodeRef& n);
+  void Rectify(const NodeRef& n, bool wants_keys);
   void SetSuccessors(std::vector<NodeRef> list);
   void SetPredecessor(std::optional<NodeRef> p);
   void MarkDead(const NodeRef& n);
