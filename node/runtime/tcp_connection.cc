@@ -1,0 +1,227 @@
+#include "node/runtime/tcp_connection.h"
+
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include "node/runtime/net_address.h"
+
+namespace chord {
+
+namespace {
+
+// Size of the buffer one read lands in. Reads are handled synchronously, so one buffer per
+// thread serves every connection.
+constexpr size_t kReadBufferBytes = 64 << 10;
+
+std::string UvError(std::string_view what, int rc) {
+  return std::string(what) + ": " + uv_strerror(rc);
+}
+
+}  // namespace
+
+struct TcpConnection::WriteRequest {
+  uv_write_t req;
+  TcpConnection* conn;
+  std::string data;  // kept alive until the write callback
+};
+
+struct TcpConnection::ConnectRequest {
+  uv_connect_t req;
+  TcpConnection* conn;
+};
+
+TcpConnection::TcpConnection(uv_loop_t* loop, uint64_t id, Options options)
+    : loop_(loop), tcp_{}, id_(id), options_(options), decoder_(options.max_frame_bytes) {
+  tcp_.data = this;
+  last_read_ms_ = last_write_ms_ = uv_now(loop);
+}
+
+TcpConnection* TcpConnection::Accept(uv_stream_t* server, uint64_t id, Options options,
+                                     std::string* error) {
+  auto* conn = new TcpConnection(server->loop, id, options);
+  int rc = uv_tcp_init(server->loop, &conn->tcp_);
+  if (rc < 0) {
+    delete conn;  // never registered with the loop
+    *error = UvError("cannot create a socket", rc);
+    return nullptr;
+  }
+  rc = uv_accept(server, reinterpret_cast<uv_stream_t*>(&conn->tcp_));
+  if (rc < 0) {
+    *error = UvError("cannot accept a connection", rc);
+    conn->Discard();
+    return nullptr;
+  }
+  sockaddr_storage peer{};
+  int len = sizeof(peer);
+  if (uv_tcp_getpeername(&conn->tcp_, reinterpret_cast<sockaddr*>(&peer), &len) == 0) {
+    conn->peer_ = FormatSocketAddress(peer);
+  } else {
+    conn->peer_ = "?";
+  }
+  conn->connected_ = true;
+  uv_tcp_nodelay(&conn->tcp_, 1);
+  if (!conn->StartReading(error)) {
+    conn->Discard();
+    return nullptr;
+  }
+  return conn;
+}
+
+TcpConnection* TcpConnection::Connect(uv_loop_t* loop, const sockaddr_in& addr, std::string peer,
+                                      uint64_t id, Options options, std::string* error) {
+  auto* conn = new TcpConnection(loop, id, options);
+  conn->peer_ = std::move(peer);
+  int rc = uv_tcp_init(loop, &conn->tcp_);
+  if (rc < 0) {
+    delete conn;
+    *error = UvError("cannot create a socket", rc);
+    return nullptr;
+  }
+  auto* req = new ConnectRequest{{}, conn};
+  req->req.data = req;
+  rc = uv_tcp_connect(&req->req, &conn->tcp_, reinterpret_cast<const sockaddr*>(&addr),
+                      &TcpConnection::OnConnect);
+  if (rc < 0) {
+    delete req;
+    *error = UvError("cannot connect", rc);
+    conn->Discard();
+    return nullptr;
+  }
+  return conn;
+}
+
+void TcpConnection::SetCallbacks(FrameFn on_frame, CloseFn on_close) {
+  on_frame_ = std::move(on_frame);
+  on_close_ = std::move(on_close);
+}
+
+bool TcpConnection::Write(std::string frame) {
+  if (closing_) return false;
+  if (queued_bytes_ + frame.size() > options_.max_queued_bytes) {
+    Close(Status::Aborted("more than " + std::to_string(options_.max_queued_bytes) +
+                          " bytes are waiting to be written; the peer is not reading"));
+    return false;
+  }
+  queued_bytes_ += frame.size();
+  last_write_ms_ = uv_now(loop_);
+  if (!connected_) {
+    pending_.push_back(std::move(frame));
+    return true;
+  }
+  StartWrite(std::move(frame));
+  return !closing_;
+}
+
+void TcpConnection::Close(const Status& why) {
+  if (closing_) return;
+  closing_ = true;
+  pending_.clear();
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &TcpConnection::OnClosed);
+  // on_frame_ is left in place (it may be the caller) but is never called again.
+  if (on_close_) on_close_(this, why);
+}
+
+void TcpConnection::Discard() {
+  closing_ = true;
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &TcpConnection::OnClosed);
+}
+
+bool TcpConnection::StartReading(std::string* error) {
+  const int rc = uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &TcpConnection::OnAlloc,
+                               &TcpConnection::OnRead);
+  if (rc < 0) {
+    *error = UvError("cannot read from the connection", rc);
+    return false;
+  }
+  return true;
+}
+
+void TcpConnection::StartWrite(std::string frame) {
+  auto* write = new WriteRequest{{}, this, std::move(frame)};
+  write->req.data = write;
+  uv_buf_t buf = uv_buf_init(write->data.data(), static_cast<unsigned>(write->data.size()));
+  const int rc = uv_write(&write->req, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1,
+                          &TcpConnection::OnWrite);
+  if (rc < 0) {
+    queued_bytes_ -= write->data.size();
+    delete write;
+    Close(Status::IoError(UvError("cannot write", rc)));
+  }
+}
+
+void TcpConnection::OnAlloc(uv_handle_t* /*handle*/, size_t /*suggested*/, uv_buf_t* buf) {
+  thread_local char storage[kReadBufferBytes];
+  *buf = uv_buf_init(storage, sizeof(storage));
+}
+
+void TcpConnection::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+  static_cast<TcpConnection*>(stream->data)->HandleRead(nread, buf);
+}
+
+void TcpConnection::HandleRead(ssize_t nread, const uv_buf_t* buf) {
+  if (closing_) return;
+  if (nread < 0) {
+    Close(nread == UV_EOF ? Status::Ok()
+                          : Status::IoError(UvError("read failed", static_cast<int>(nread))));
+    return;
+  }
+  if (nread == 0) return;  // EAGAIN
+  last_read_ms_ = uv_now(loop_);
+  decoder_.Feed(std::string_view(buf->base, static_cast<size_t>(nread)));
+  wire::Envelope envelope;
+  while (!closing_) {
+    switch (decoder_.Next(&envelope)) {
+      case FrameDecoder::Result::kNeedMore:
+        return;
+      case FrameDecoder::Result::kError:
+        Close(Status::InvalidArgument(decoder_.error()));
+        return;
+      case FrameDecoder::Result::kFrame:
+        if (on_frame_) on_frame_(this, envelope);
+        break;
+    }
+  }
+}
+
+void TcpConnection::OnWrite(uv_write_t* req, int status) {
+  std::unique_ptr<WriteRequest> write(static_cast<WriteRequest*>(req->data));
+  TcpConnection* conn = write->conn;  // alive: deletion waits for the close callback
+  if (status == UV_ECANCELED || conn->closing_) return;
+  conn->queued_bytes_ -= write->data.size();
+  if (status < 0) conn->Close(Status::IoError(UvError("write failed", status)));
+}
+
+void TcpConnection::OnConnect(uv_connect_t* req, int status) {
+  std::unique_ptr<ConnectRequest> connect(static_cast<ConnectRequest*>(req->data));
+  TcpConnection* conn = connect->conn;
+  if (status == UV_ECANCELED || conn->closing_) return;
+  conn->HandleConnect(status);
+}
+
+void TcpConnection::HandleConnect(int status) {
+  if (status < 0) {
+    Close(Status::IoError(UvError("cannot connect", status)));
+    return;
+  }
+  connected_ = true;
+  last_read_ms_ = uv_now(loop_);
+  uv_tcp_nodelay(&tcp_, 1);
+  std::string error;
+  if (!StartReading(&error)) {
+    Close(Status::IoError(error));
+    return;
+  }
+  std::deque<std::string> pending = std::move(pending_);
+  pending_.clear();
+  for (std::string& frame : pending) {
+    if (closing_) return;
+    StartWrite(std::move(frame));  // already counted in queued_bytes_ by Write
+  }
+}
+
+void TcpConnection::OnClosed(uv_handle_t* handle) {
+  delete static_cast<TcpConnection*>(handle->data);
+}
+
+}  // namespace chord

@@ -1,0 +1,115 @@
+// TcpConnection: one TCP connection carrying length-prefixed Envelope frames, either accepted
+// by the listener or dialed to a peer. Incoming bytes go through a FrameDecoder and every
+// decoded envelope is handed to the frame callback; outgoing frames are queued until the
+// connection is up and then written with uv_write, their bytes kept alive until libuv is done
+// with them. A malformed or oversized frame, a socket error, end of stream or more than
+// `max_queued_bytes` waiting to be written closes the connection.
+//
+// Lifetime: created on the heap by Accept/Connect and deleted by itself in its uv close
+// callback after Close(); the owner keeps a raw pointer and forgets it when the close
+// callback fires (synchronously inside Close()). The object therefore stays valid until the
+// current loop callback returns. Loop thread only.
+#ifndef CHORD_NODE_RUNTIME_TCP_CONNECTION_H_
+#define CHORD_NODE_RUNTIME_TCP_CONNECTION_H_
+
+#include <netinet/in.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+
+#include "node/core/status.h"
+#include "protocol/chord.pb.h"
+#include "protocol/frame.h"
+
+namespace chord {
+
+class TcpConnection {
+ public:
+  struct Options {
+    uint32_t max_frame_bytes = kDefaultMaxFrameBytes;
+    size_t max_queued_bytes = size_t{64} << 20;
+  };
+  // Called for every decoded frame while the connection is open.
+  using FrameFn = std::function<void(TcpConnection* conn, const wire::Envelope& envelope)>;
+  // Called once, from Close(). `why` is OK for an orderly close (local Close or end of
+  // stream), InvalidArgument for a protocol violation, Aborted for a peer that does not read
+  // and IoError for socket errors.
+  using CloseFn = std::function<void(TcpConnection* conn, const Status& why)>;
+
+  // Accepts a pending connection from `server`. Returns nullptr (and cleans up) on failure,
+  // with the reason in *error.
+  static TcpConnection* Accept(uv_stream_t* server, uint64_t id, Options options,
+                               std::string* error);
+  // Starts connecting to `addr`; `peer` names it in logs. Frames written before the
+  // connection is established are queued. Returns nullptr (and cleans up) if the attempt
+  // could not even be started, with the reason in *error; later failures close the
+  // connection through the close callback.
+  static TcpConnection* Connect(uv_loop_t* loop, const sockaddr_in& addr, std::string peer,
+                                uint64_t id, Options options, std::string* error);
+
+  TcpConnection(const TcpConnection&) = delete;
+  TcpConnection& operator=(const TcpConnection&) = delete;
+
+  // Set once, right after creation.
+  void SetCallbacks(FrameFn on_frame, CloseFn on_close);
+
+  // Queues one encoded frame. Returns false if the connection is closing, or if the frame
+  // would take the write queue past max_queued_bytes (the connection is then closed).
+  bool Write(std::string frame);
+  // Closes the connection (idempotent). Queued writes are dropped; the close callback runs
+  // before Close() returns; the object is deleted on a later loop iteration.
+  void Close(const Status& why = Status::Ok());
+
+  uint64_t id() const { return id_; }
+  const std::string& peer() const { return peer_; }
+  bool closing() const { return closing_; }
+  bool connected() const { return connected_; }
+  size_t queued_bytes() const { return queued_bytes_; }
+  // Loop time (ms) of the last byte read, and of the last read or write.
+  uint64_t last_read_ms() const { return last_read_ms_; }
+  uint64_t last_activity_ms() const { return std::max(last_read_ms_, last_write_ms_); }
+
+ private:
+  struct WriteRequest;
+  struct ConnectRequest;
+
+  TcpConnection(uv_loop_t* loop, uint64_t id, Options options);
+  ~TcpConnection() = default;
+
+  // Closes the handle without running callbacks; for connections that never got out.
+  void Discard();
+  bool StartReading(std::string* error);
+  void StartWrite(std::string frame);
+
+  static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
+  static void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
+  static void OnWrite(uv_write_t* req, int status);
+  static void OnConnect(uv_connect_t* req, int status);
+  static void OnClosed(uv_handle_t* handle);
+  void HandleRead(ssize_t nread, const uv_buf_t* buf);
+  void HandleConnect(int status);
+
+  uv_loop_t* loop_;
+  uv_tcp_t tcp_;
+  const uint64_t id_;
+  const Options options_;
+  std::string peer_;
+  FrameDecoder decoder_;
+  FrameFn on_frame_;
+  CloseFn on_close_;
+  std::deque<std::string> pending_;  // frames written before the connection was up
+  size_t queued_bytes_ = 0;          // pending_ plus frames handed to uv_write
+  uint64_t last_read_ms_ = 0;
+  uint64_t last_write_ms_ = 0;
+  bool connected_ = false;
+  bool closing_ = false;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_RUNTIME_TCP_CONNECTION_H_
