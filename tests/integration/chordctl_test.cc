@@ -1,0 +1,96 @@
+// Multi-process test of chordctl's input limits and exit codes (DESIGN.md section 5): keys up
+// to 1 KiB, values up to 1 MiB, exit 2 for bad input with a message on stderr, exit 3 when
+// the node cannot be reached.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "tests/integration/cluster_fixture.h"
+#include "tools/client/chord_client.h"
+
+namespace chord::testing {
+namespace {
+
+constexpr size_t kMaxKeyBytes = 1024;
+constexpr size_t kMaxValueBytes = 1 << 20;
+
+std::string WriteFile(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << contents;
+  EXPECT_TRUE(out.good()) << path;
+  return path;
+}
+
+TEST_F(ClusterTest, ChordctlRejectsBadInputAndReportsUnreachableNodes) {
+  NodeProcess* node = cluster().StartNode(FastNodes());
+  ASSERT_NE(node, nullptr);
+  const std::string addr = node->addr();
+
+  // Keys: 1024 bytes is fine, 1025 is a usage error for every command that takes a key.
+  const std::string max_key(kMaxKeyBytes, 'k');
+  const std::string long_key(kMaxKeyBytes + 1, 'k');
+  CommandResult r = cluster().Chordctl({"--node", addr, "put", max_key, "v"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = cluster().Chordctl({"--node", addr, "get", max_key});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "v\n");
+  for (const std::string cmd : {"put", "get", "del", "lookup"}) {
+    std::vector<std::string> args = {"--node", addr, cmd, long_key};
+    if (cmd == "put") args.push_back("v");
+    r = cluster().Chordctl(args);
+    EXPECT_EQ(r.exit_code, 2) << cmd << " with a 1025-byte key; stderr: " << r.err;
+    EXPECT_FALSE(r.err.empty()) << cmd << " with a 1025-byte key printed no reason";
+  }
+
+  // Values: exactly 1 MiB is stored; one byte more is a usage error and stores nothing.
+  // (Such values do not fit in one argv string, so they come from --value-file.)
+  std::string max_value(kMaxValueBytes, 'x');
+  for (size_t i = 0; i < max_value.size(); i += 4096)
+    max_value[i] = static_cast<char>('a' + i % 26);
+  const std::string max_file = WriteFile(cluster().dir() + "/max-value", max_value);
+  const std::string big_file = WriteFile(cluster().dir() + "/big-value", max_value + "y");
+  r = cluster().Chordctl({"--node", addr, "put", "big", "--value-file", big_file});
+  EXPECT_EQ(r.exit_code, 2) << "put of a 1 MiB + 1 byte value; stderr: " << r.err;
+  EXPECT_FALSE(r.err.empty()) << "put of a 1 MiB + 1 byte value printed no reason";
+  r = cluster().Chordctl({"--node", addr, "get", "big"});
+  EXPECT_EQ(r.exit_code, 1) << "the oversized value was stored: " << r.err;
+  r = cluster().Chordctl({"--node", addr, "put", "max", "--value-file", max_file});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ChordClient client(addr);
+  auto got = client.Get("max");
+  EXPECT_TRUE(IsOk(got)) << Describe(got);
+  if (IsOk(got)) {
+    EXPECT_TRUE(got->value() == max_value) << "the 1 MiB value came back different";
+  }
+
+  // The node enforces the same limits on its own (a client other than chordctl).
+  auto put = client.Put(long_key, "v");
+  EXPECT_FALSE(IsOk(put)) << "the node accepted a 1025-byte key";
+  put = client.Put("big", max_value + "y");
+  EXPECT_FALSE(IsOk(put)) << "the node accepted a 1 MiB + 1 byte value";
+  got = client.Get("big");
+  EXPECT_TRUE(IsNotFound(got)) << Describe(got);
+
+  // Usage errors.
+  r = cluster().Chordctl({"--node", addr, "frobnicate"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  r = cluster().Chordctl({"--node", addr, "get"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+
+  // Unreachable: nothing listens on a port that was just free.
+  const std::string nowhere = LocalAddr(PickFreePort());
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"get", "k"}, std::vector<std::string>{"put", "k", "v"},
+        std::vector<std::string>{"status", "--json"}, std::vector<std::string>{"ring", "--json"}}) {
+    std::vector<std::string> full = {"--node", nowhere};
+    full.insert(full.end(), args.begin(), args.end());
+    r = cluster().Chordctl(full);
+    EXPECT_EQ(r.exit_code, 3) << args[0] << " against " << nowhere << "; stderr: " << r.err;
+    EXPECT_FALSE(r.err.empty()) << args[0] << " against " << nowhere << " printed no reason";
+  }
+  EXPECT_TRUE(node->IsRunning());
+}
+
+}  // namespace
+}  // namespace chord::testing

@@ -1,0 +1,293 @@
+// Tests for MemoryStore (node/storage/memory_store.h): point operations and ring-range scans
+// (a, b], including wrap-around, the whole ring (a == b), boundaries and early stop.
+#include "node/storage/memory_store.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace chord {
+namespace {
+
+// An id from a short hex suffix, zero-padded on the left: IdOf("ff") is 255.
+Id IdOf(const std::string& low_hex) {
+  auto id = Id::FromHex(std::string(40 - low_hex.size(), '0') + low_hex);
+  EXPECT_TRUE(id.has_value()) << low_hex;
+  return id.value_or(Id());
+}
+
+// An id from a short hex prefix, padded with `fill`: HighId("8", '0') is 2^159.
+Id HighId(const std::string& high_hex, char fill) {
+  auto id = Id::FromHex(high_hex + std::string(40 - high_hex.size(), fill));
+  EXPECT_TRUE(id.has_value()) << high_hex;
+  return id.value_or(Id());
+}
+
+wire::Record MakeRecord(const std::string& key, const std::string& value, uint64_t version = 1) {
+  wire::Record r;
+  r.set_key(key);
+  r.set_value(value);
+  r.set_version(version);
+  return r;
+}
+
+// Every (id, key) a scan of (from, to] visits, in visiting order.
+std::vector<std::pair<Id, std::string>> ScanAll(Store& store, const Id& from, const Id& to) {
+  std::vector<std::pair<Id, std::string>> out;
+  Status s = store.Scan(from, to, [&out](const Id& id, const wire::Record& r) {
+    out.emplace_back(id, r.key());
+    return true;
+  });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return out;
+}
+
+std::vector<std::string> ScanKeys(Store& store, const Id& from, const Id& to) {
+  std::vector<std::string> keys;
+  for (auto& [id, key] : ScanAll(store, from, to)) keys.push_back(key);
+  return keys;
+}
+
+using Keys = std::vector<std::string>;
+
+TEST(MemoryStoreTest, EmptyStore) {
+  MemoryStore store;
+  EXPECT_EQ(store.Count(), 0u);
+  wire::Record r;
+  EXPECT_TRUE(store.Get(IdOf("1"), "k", &r).IsNotFound());
+  EXPECT_TRUE(ScanAll(store, IdOf("1"), IdOf("1")).empty());
+  EXPECT_TRUE(ScanAll(store, IdOf("1"), IdOf("5")).empty());
+  EXPECT_EQ(store.CountInRange(Id(), Id()), 0u);
+}
+
+TEST(MemoryStoreTest, PutGetEraseCount) {
+  MemoryStore store;
+  ASSERT_TRUE(store.Put(IdOf("10"), MakeRecord("a", "va")).ok());
+  ASSERT_TRUE(store.Put(IdOf("20"), MakeRecord("b", "vb", 7)).ok());
+  EXPECT_EQ(store.Count(), 2u);
+
+  wire::Record r;
+  ASSERT_TRUE(store.Get(IdOf("10"), "a", &r).ok());
+  EXPECT_EQ(r.key(), "a");
+  EXPECT_EQ(r.value(), "va");
+  ASSERT_TRUE(store.Get(IdOf("20"), "b", &r).ok());
+  EXPECT_EQ(r.value(), "vb");
+  EXPECT_EQ(r.version(), 7u);
+
+  // A lookup needs both the id and the key.
+  EXPECT_TRUE(store.Get(IdOf("10"), "b", &r).IsNotFound());
+  EXPECT_TRUE(store.Get(IdOf("11"), "a", &r).IsNotFound());
+
+  ASSERT_TRUE(store.Erase(IdOf("10"), "a").ok());
+  EXPECT_EQ(store.Count(), 1u);
+  EXPECT_TRUE(store.Get(IdOf("10"), "a", &r).IsNotFound());
+  ASSERT_TRUE(store.Get(IdOf("20"), "b", &r).ok());
+
+  // Erasing what is not there is fine and changes nothing.
+  EXPECT_TRUE(store.Erase(IdOf("10"), "a").ok());
+  EXPECT_TRUE(store.Erase(IdOf("20"), "not-b").ok());
+  EXPECT_EQ(store.Count(), 1u);
+}
+
+TEST(MemoryStoreTest, PutReplaces) {
+  MemoryStore store;
+  ASSERT_TRUE(store.Put(IdOf("10"), MakeRecord("a", "old", 1)).ok());
+  ASSERT_TRUE(store.Put(IdOf("10"), MakeRecord("a", "new", 2)).ok());
+  EXPECT_EQ(store.Count(), 1u);
+  wire::Record r;
+  ASSERT_TRUE(store.Get(IdOf("10"), "a", &r).ok());
+  EXPECT_EQ(r.value(), "new");
+  EXPECT_EQ(r.version(), 2u);
+}
+
+TEST(MemoryStoreTest, TombstonesAreRecordsLikeAnyOther) {
+  MemoryStore store;
+  wire::Record tomb = MakeRecord("a", "", 9);
+  tomb.set_deleted(true);
+  ASSERT_TRUE(store.Put(IdOf("10"), tomb).ok());
+  wire::Record r;
+  ASSERT_TRUE(store.Get(IdOf("10"), "a", &r).ok());
+  EXPECT_TRUE(r.deleted());
+  EXPECT_EQ(r.version(), 9u);
+}
+
+TEST(MemoryStoreTest, SameIdDifferentKeysAreDistinctRecords) {
+  MemoryStore store;
+  ASSERT_TRUE(store.Put(IdOf("10"), MakeRecord("b", "vb")).ok());
+  ASSERT_TRUE(store.Put(IdOf("10"), MakeRecord("a", "va")).ok());
+  EXPECT_EQ(store.Count(), 2u);
+  wire::Record r;
+  ASSERT_TRUE(store.Get(IdOf("10"), "a", &r).ok());
+  EXPECT_EQ(r.value(), "va");
+  ASSERT_TRUE(store.Get(IdOf("10"), "b", &r).ok());
+  EXPECT_EQ(r.value(), "vb");
+  // Both are in the range, ordered by key bytes within the id.
+  EXPECT_EQ(ScanKeys(store, IdOf("f"), IdOf("10")), (Keys{"a", "b"}));
+  EXPECT_TRUE(ScanKeys(store, IdOf("10"), IdOf("11")).empty());
+}
+
+TEST(MemoryStoreTest, ScanVisitsInIdOrderNotInsertionOrder) {
+  MemoryStore store;
+  // Inserted out of order; "x100" sorts after "x0ff" numerically, also by bytes.
+  ASSERT_TRUE(store.Put(IdOf("100"), MakeRecord("x100", "")).ok());
+  ASSERT_TRUE(store.Put(IdOf("2"), MakeRecord("x002", "")).ok());
+  ASSERT_TRUE(store.Put(IdOf("ff"), MakeRecord("x0ff", "")).ok());
+  ASSERT_TRUE(store.Put(HighId("8", '0'), MakeRecord("xhalf", "")).ok());
+  ASSERT_TRUE(store.Put(IdOf("1"), MakeRecord("x001", "")).ok());
+  EXPECT_EQ(ScanKeys(store, Id(), HighId("f", 'f')),
+            (Keys{"x001", "x002", "x0ff", "x100", "xhalf"}));
+}
+
+class MemoryStoreScanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Records at 0, 0x10, 0x20, 0x30, 2^159 and Max.
+    Add(Id(), "zero");
+    Add(IdOf("10"), "r10");
+    Add(IdOf("20"), "r20");
+    Add(IdOf("30"), "r30");
+    Add(HighId("8", '0'), "half");
+    Add(Id::Max(), "max");
+  }
+  void Add(const Id& id, const std::string& key) {
+    ASSERT_TRUE(store_.Put(id, MakeRecord(key, "v-" + key)).ok());
+  }
+  MemoryStore store_;
+};
+
+TEST_F(MemoryStoreScanTest, NonWrappingRange) {
+  EXPECT_EQ(ScanKeys(store_, IdOf("5"), IdOf("25")), (Keys{"r10", "r20"}));
+  EXPECT_EQ(ScanKeys(store_, IdOf("11"), IdOf("1f")), Keys{});
+  EXPECT_EQ(ScanKeys(store_, IdOf("30"), HighId("8", '0')), (Keys{"half"}));
+}
+
+TEST_F(MemoryStoreScanTest, BoundariesExcludeFromAndIncludeTo) {
+  EXPECT_EQ(ScanKeys(store_, IdOf("10"), IdOf("30")), (Keys{"r20", "r30"}));
+  EXPECT_EQ(ScanKeys(store_, IdOf("10"), IdOf("20")), (Keys{"r20"}));
+  EXPECT_EQ(ScanKeys(store_, IdOf("f"), IdOf("10")), (Keys{"r10"}));
+  EXPECT_EQ(ScanKeys(store_, IdOf("10"), IdOf("11")), Keys{});
+  // The record at zero is only in ranges that end at or wrap past zero.
+  EXPECT_EQ(ScanKeys(store_, Id(), IdOf("10")), (Keys{"r10"}));
+  EXPECT_EQ(ScanKeys(store_, Id::Max(), Id()), (Keys{"zero"}));
+  EXPECT_EQ(ScanKeys(store_, Id::Max() - IdOf("1"), Id::Max()), (Keys{"max"}));
+}
+
+TEST_F(MemoryStoreScanTest, WrappingRangeGoesClockwiseThroughZero) {
+  // (0x25, 0x15]: from above 0x25 to Max, then 0 up to 0x15.
+  EXPECT_EQ(ScanKeys(store_, IdOf("25"), IdOf("15")), (Keys{"r30", "half", "max", "zero", "r10"}));
+  // (2^159, 0]: max, then zero.
+  EXPECT_EQ(ScanKeys(store_, HighId("8", '0'), Id()), (Keys{"max", "zero"}));
+  // (Max, 0x10]: zero and r10; the record at Max itself is excluded.
+  EXPECT_EQ(ScanKeys(store_, Id::Max(), IdOf("10")), (Keys{"zero", "r10"}));
+  // (0x30, 0x10]
+  EXPECT_EQ(ScanKeys(store_, IdOf("30"), IdOf("10")), (Keys{"half", "max", "zero", "r10"}));
+}
+
+TEST_F(MemoryStoreScanTest, EqualEndpointsScanTheWholeRingOnce) {
+  const std::vector<std::pair<Id, Keys>> cases = {
+      {IdOf("20"), {"r30", "half", "max", "zero", "r10", "r20"}},
+      {IdOf("15"), {"r20", "r30", "half", "max", "zero", "r10"}},
+      {Id(), {"r10", "r20", "r30", "half", "max", "zero"}},
+      {Id::Max(), {"zero", "r10", "r20", "r30", "half", "max"}},
+  };
+  for (const auto& [a, want] : cases) {
+    EXPECT_EQ(ScanKeys(store_, a, a), want) << a.ToHex();
+    EXPECT_EQ(store_.CountInRange(a, a), store_.Count());
+  }
+}
+
+TEST_F(MemoryStoreScanTest, ScanPassesTheMatchingIdAndRecord) {
+  for (auto& [id, key] : ScanAll(store_, Id(), Id())) {
+    wire::Record r;
+    ASSERT_TRUE(store_.Get(id, key, &r).ok()) << key;
+    EXPECT_EQ(r.value(), "v-" + key);
+  }
+  Status s = store_.Scan(Id(), Id(), [](const Id& id, const wire::Record& r) {
+    if (r.key() == "r20") {
+      EXPECT_EQ(id, IdOf("20"));
+    }
+    if (r.key() == "max") {
+      EXPECT_EQ(id, Id::Max());
+    }
+    EXPECT_EQ(r.value(), "v-" + r.key());
+    return true;
+  });
+  EXPECT_TRUE(s.ok());
+}
+
+TEST_F(MemoryStoreScanTest, EarlyStop) {
+  for (const auto& [from, to] : std::vector<std::pair<Id, Id>>{
+           {Id(), Id()}, {IdOf("25"), IdOf("15")}, {Id(), Id::Max()}, {IdOf("30"), IdOf("30")}}) {
+    const auto all = ScanAll(store_, from, to);
+    for (size_t stop_after = 1; stop_after <= all.size(); ++stop_after) {
+      std::vector<std::string> seen;
+      Status s = store_.Scan(from, to, [&](const Id&, const wire::Record& r) {
+        seen.push_back(r.key());
+        return seen.size() < stop_after;
+      });
+      EXPECT_TRUE(s.ok());
+      ASSERT_EQ(seen.size(), stop_after) << from.ToHex() << " " << to.ToHex();
+      for (size_t i = 0; i < stop_after; ++i) EXPECT_EQ(seen[i], all[i].second);
+    }
+  }
+}
+
+TEST_F(MemoryStoreScanTest, CountInRange) {
+  EXPECT_EQ(store_.CountInRange(IdOf("5"), IdOf("25")), 2u);
+  EXPECT_EQ(store_.CountInRange(IdOf("25"), IdOf("15")), 5u);
+  EXPECT_EQ(store_.CountInRange(IdOf("11"), IdOf("1f")), 0u);
+}
+
+// Every (from, to] over a set of endpoints, against a reference on a small ring with the
+// same cyclic order (membership in a ring interval depends only on that order).
+TEST(MemoryStoreExhaustiveTest, ScanMatchesModularReference) {
+  constexpr int kRing = 1000;
+  struct Point {
+    Id id;
+    int small;
+  };
+  const std::vector<Point> points = {
+      {Id(), 0},
+      {IdOf("1"), 1},
+      {IdOf("2"), 2},
+      {IdOf("3"), 3},
+      {IdOf("7"), 7},
+      {HighId("7", 'f'), 499},
+      {HighId("8", '0'), 500},
+      {Id::Max() - IdOf("2"), 997},
+      {Id::Max() - IdOf("1"), 998},
+      {Id::Max(), 999},
+  };
+  // Records on every other point, so endpoints fall both on and between records.
+  MemoryStore store;
+  std::vector<Point> records;
+  for (size_t i = 0; i < points.size(); i += 2) {
+    ASSERT_TRUE(store.Put(points[i].id, MakeRecord(points[i].id.ToHex(), "")).ok());
+    records.push_back(points[i]);
+  }
+  auto lap = [](int a, int x) {
+    const int d = ((x - a) % kRing + kRing) % kRing;
+    return d == 0 ? kRing : d;  // a itself comes after a full lap
+  };
+  for (const Point& a : points) {
+    for (const Point& b : points) {
+      // Reference: records with lap(a, x) <= lap(a, b), sorted by lap(a, x).
+      std::vector<std::pair<int, std::string>> want_sorted;
+      for (const Point& r : records) {
+        if (lap(a.small, r.small) <= lap(a.small, b.small)) {
+          want_sorted.emplace_back(lap(a.small, r.small), r.id.ToHex());
+        }
+      }
+      std::sort(want_sorted.begin(), want_sorted.end());
+      Keys want;
+      for (auto& [l, key] : want_sorted) want.push_back(key);
+      EXPECT_EQ(ScanKeys(store, a.id, b.id), want) << a.id.ToHex() << " " << b.id.ToHex();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace chord
