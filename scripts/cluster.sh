@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# Runs a local chord ring of chord-node processes on 127.0.0.1, one per port.
+#
+#   cluster.sh start N [--base-port P]   start N nodes on P..P+N-1 (default P = 4000); the
+#                                        first creates the ring, the others join it
+#   cluster.sh add                       start one more node on the next free port; it joins
+#   cluster.sh kill PORT                 crash a node (SIGKILL)
+#   cluster.sh leave PORT                graceful leave (SIGTERM), waits for it to exit
+#   cluster.sh status                    one line per node, then `chordctl ring`
+#   cluster.sh stop                      SIGTERM every node, SIGKILL what is left after 10 s
+#
+# Environment:
+#   CHORD_RUN_DIR    where node state lives, nodes/<port>/{pid,log} (default ./run)
+#   CHORD_BIN_DIR    the build directory holding node/chord-node and tools/chordctl
+#                    (default ./build)
+#   CHORD_NODE_ARGS  extra chord-node arguments (default --memory)
+#   CHORD_WAIT_S     how long to wait for a node to answer or exit (default 20)
+#
+# Processes are only ever signalled through the PIDs recorded in the run directory, and only
+# after checking that the PID still is the chord-node started for that port.
+set -euo pipefail
+
+RUN_DIR="${CHORD_RUN_DIR:-./run}"
+BIN_DIR="${CHORD_BIN_DIR:-./build}"
+NODE_BIN="$BIN_DIR/node/chord-node"
+CTL_BIN="$BIN_DIR/tools/chordctl"
+NODE_ARGS="${CHORD_NODE_ARGS---memory}"
+WAIT_S="${CHORD_WAIT_S:-20}"
+HOST="127.0.0.1"
+STOP_WAIT_S=10
+MAX_NODES=1000
+
+die() {
+  printf 'cluster.sh: %s\n' "$*" >&2
+  exit 1
+}
+
+usage() {
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2
+  exit 2
+}
+
+check_binaries() {
+  [[ -x "$NODE_BIN" ]] ||
+    die "$NODE_BIN not found; build first (cmake -S . -B build && cmake --build build) or set CHORD_BIN_DIR"
+  [[ -x "$CTL_BIN" ]] ||
+    die "$CTL_BIN not found; build first (cmake --build build --target chordctl) or set CHORD_BIN_DIR"
+}
+
+check_port() {
+  if ! [[ "$1" =~ ^[1-9][0-9]{0,4}$ ]] || (($1 > 65535)); then
+    die "\"$1\" is not a port number (1-65535)"
+  fi
+}
+
+# The ports recorded in the run directory, ascending.
+recorded_ports() {
+  local dir
+  [[ -d "$RUN_DIR/nodes" ]] || return 0
+  for dir in "$RUN_DIR"/nodes/*/; do
+    [[ -f "$dir/pid" ]] || continue
+    basename "$dir"
+  done | sort -n
+}
+
+node_pid() {
+  cat "$RUN_DIR/nodes/$1/pid" 2>/dev/null || true
+}
+
+# True when the PID recorded for port $1 is still the chord-node listening on that port
+# (not a zombie, not a recycled PID).
+node_alive() {
+  local pid
+  pid="$(node_pid "$1")"
+  [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
+  local cmdline
+  cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)"
+  [[ "$cmdline" == *chord-node* && "$cmdline" == *"--listen $HOST:$1 "* ]]
+}
+
+alive_ports() {
+  local port
+  for port in $(recorded_ports); do
+    if node_alive "$port"; then echo "$port"; fi
+  done
+}
+
+port_in_use() {
+  (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
+}
+
+# Waits until the node on port $1 answers `chordctl status` and says it has joined.
+wait_answering() {
+  local port="$1" deadline=$((SECONDS + WAIT_S))
+  while ((SECONDS < deadline)); do
+    if ! node_alive "$port"; then
+      echo "--- last lines of $RUN_DIR/nodes/$port/log:" >&2
+      tail -n 20 "$RUN_DIR/nodes/$port/log" >&2 || true
+      die "the node on port $port exited during startup; see its log above"
+    fi
+    local out
+    out="$("$CTL_BIN" --node "$HOST:$port" --timeout-ms 1000 status --json 2>/dev/null || true)"
+    if [[ "$out" == *'"joined": true'* ]]; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  die "the node on port $port did not answer chordctl status as joined within ${WAIT_S} s; see $RUN_DIR/nodes/$port/log"
+}
+
+# launch PORT [JOIN_PORT]: starts one node in the background and records its PID.
+launch() {
+  local port="$1" join="${2:-}"
+  local dir="$RUN_DIR/nodes/$port"
+  if port_in_use "$port"; then
+    die "port $port is already in use; pick another --base-port"
+  fi
+  mkdir -p "$dir"
+  local args=(--listen "$HOST:$port")
+  if [[ -n "$join" ]]; then args+=(--join "$HOST:$join"); fi
+  # shellcheck disable=SC2206  # NODE_ARGS is a word list on purpose
+  args+=($NODE_ARGS)
+  nohup "$NODE_BIN" "${args[@]}" </dev/null >"$dir/log" 2>&1 &
+  echo $! >"$dir/pid"
+  printf 'started node %s:%s (pid %s)%s\n' "$HOST" "$port" "$!" "${join:+, joining via $HOST:$join}"
+  wait_answering "$port"
+}
+
+cmd_start() {
+  local n="" base=4000
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --base-port)
+        [[ $# -ge 2 ]] || die "--base-port needs a value"
+        base="$2"
+        shift 2
+        ;;
+      --base-port=*)
+        base="${1#*=}"
+        shift
+        ;;
+      *)
+        [[ -z "$n" ]] || die "unexpected argument \"$1\"; usage: cluster.sh start N [--base-port P]"
+        n="$1"
+        shift
+        ;;
+    esac
+  done
+  if ! [[ "$n" =~ ^[1-9][0-9]{0,3}$ ]] || ((n > MAX_NODES)); then
+    die "start needs a node count from 1 to $MAX_NODES; usage: cluster.sh start N [--base-port P]"
+  fi
+  check_port "$base"
+  check_port $((base + n - 1))
+  check_binaries
+  if [[ -n "$(alive_ports)" ]]; then
+    die "nodes are already running in $RUN_DIR; run cluster.sh stop first (or set CHORD_RUN_DIR)"
+  fi
+  rm -rf "$RUN_DIR/nodes"
+  mkdir -p "$RUN_DIR/nodes"
+  local i
+  launch "$base"
+  for ((i = 1; i < n; i++)); do
+    launch $((base + i)) "$base"
+  done
+  echo "$n node(s) running on $HOST:$base..$((base + n - 1)); run directory $RUN_DIR"
+}
+
+cmd_add() {
+  check_binaries
+  local alive=() recorded=() port tries
+  mapfile -t alive < <(alive_ports)
+  [[ ${#alive[@]} -gt 0 ]] || die "no node is running in $RUN_DIR; run cluster.sh start N first"
+  mapfile -t recorded < <(recorded_ports)
+  port=$((recorded[${#recorded[@]} - 1] + 1))
+  for ((tries = 0; tries < 100; tries++)); do
+    if ! port_in_use "$port" && [[ ! -e "$RUN_DIR/nodes/$port" ]]; then break; fi
+    port=$((port + 1))
+  done
+  check_port "$port"
+  launch "$port" "${alive[0]}"
+}
+
+cmd_kill() {
+  [[ $# -eq 1 ]] || die "usage: cluster.sh kill PORT"
+  check_port "$1"
+  local port="$1" pid
+  node_alive "$port" || die "no running node on port $port in $RUN_DIR; see cluster.sh status"
+  pid="$(node_pid "$port")"
+  kill -KILL "$pid"
+  local deadline=$((SECONDS + WAIT_S))
+  while node_alive "$port" && ((SECONDS < deadline)); do sleep 0.1; done
+  echo "killed node $HOST:$port (pid $pid, SIGKILL)"
+}
+
+cmd_leave() {
+  [[ $# -eq 1 ]] || die "usage: cluster.sh leave PORT"
+  check_port "$1"
+  local port="$1" pid
+  node_alive "$port" || die "no running node on port $port in $RUN_DIR; see cluster.sh status"
+  pid="$(node_pid "$port")"
+  kill -TERM "$pid"
+  local deadline=$((SECONDS + WAIT_S))
+  while node_alive "$port"; do
+    ((SECONDS < deadline)) ||
+      die "node $HOST:$port (pid $pid) did not exit within ${WAIT_S} s of SIGTERM; see $RUN_DIR/nodes/$port/log, or crash it with cluster.sh kill $port"
+    sleep 0.1
+  done
+  echo "node $HOST:$port (pid $pid) left the ring (SIGTERM)"
+}
+
+cmd_status() {
+  local port first=""
+  local ports
+  ports="$(recorded_ports)"
+  [[ -n "$ports" ]] || die "no nodes recorded in $RUN_DIR; run cluster.sh start N first"
+  printf '%-7s %-9s %s\n' PORT PID ALIVE
+  for port in $ports; do
+    if node_alive "$port"; then
+      printf '%-7s %-9s %s\n' "$port" "$(node_pid "$port")" yes
+      [[ -n "$first" ]] || first="$port"
+    else
+      printf '%-7s %-9s %s\n' "$port" "$(node_pid "$port")" no
+    fi
+  done
+  if [[ -z "$first" ]]; then
+    echo "no node is alive"
+    return 0
+  fi
+  echo
+  [[ -x "$CTL_BIN" ]] || die "$CTL_BIN not found; build it or set CHORD_BIN_DIR"
+  "$CTL_BIN" --node "$HOST:$first" ring
+}
+
+cmd_stop() {
+  local ports port pid
+  ports="$(alive_ports)"
+  if [[ -z "$ports" ]]; then
+    echo "no node is running in $RUN_DIR"
+    return 0
+  fi
+  for port in $ports; do
+    kill -TERM "$(node_pid "$port")" 2>/dev/null || true
+  done
+  local deadline=$((SECONDS + STOP_WAIT_S))
+  while [[ -n "$(alive_ports)" ]] && ((SECONDS < deadline)); do sleep 0.2; done
+  for port in $(alive_ports); do
+    pid="$(node_pid "$port")"
+    echo "node $HOST:$port (pid $pid) did not exit within ${STOP_WAIT_S} s of SIGTERM; sending SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  echo "stopped $(echo "$ports" | wc -w) node(s)"
+}
+
+main() {
+  [[ $# -ge 1 ]] || usage
+  local cmd="$1"
+  shift
+  case "$cmd" in
+    start) cmd_start "$@" ;;
+    add)
+      [[ $# -eq 0 ]] || die "usage: cluster.sh add"
+      cmd_add
+      ;;
+    kill) cmd_kill "$@" ;;
+    leave) cmd_leave "$@" ;;
+    status)
+      [[ $# -eq 0 ]] || die "usage: cluster.sh status"
+      cmd_status
+      ;;
+    stop)
+      [[ $# -eq 0 ]] || die "usage: cluster.sh stop"
+      cmd_stop
+      ;;
+    -h | --help | help) usage ;;
+    *) die "unknown command \"$cmd\"; use start, add, kill, leave, status or stop" ;;
+  esac
+}
+
+main "$@"

@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# The chord demo: builds chord-node and chordctl (installing missing packages first), starts a
+# ring of 5 nodes on free 127.0.0.1 ports, stores 50 keys, adds a 6th node and shows exactly
+# which keys moved to it, lets one node leave gracefully and shows where its keys went, then
+# checks that every key still reads back. Stops every node it started on any exit.
+#
+# Environment:
+#   CHORD_BIN_DIR   use the chord-node and chordctl of this build directory and skip the
+#                   install + build steps (default: install, build into build/)
+#   JOBS            parallel build jobs (default: number of CPUs)
+#   DEMO_KEYS       how many keys to store (default 50)
+#   DEMO_WAIT_S     bound of every wait, in seconds (default 20)
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$CHORD_ROOT"
+
+NUM_KEYS="${DEMO_KEYS:-50}"
+WAIT_S="${DEMO_WAIT_S:-20}"
+HOST="127.0.0.1"
+NUM_NODES=5
+RUN_DIR=""
+BASE_PORT=""
+DEMO_OK=0
+
+if ! [[ "$NUM_KEYS" =~ ^[1-9][0-9]{0,5}$ ]] || ((NUM_KEYS > 100000)); then
+  chord_die "DEMO_KEYS must be a number from 1 to 100000"
+fi
+if ! [[ "$WAIT_S" =~ ^[1-9][0-9]{0,3}$ ]] || ((WAIT_S > 3600)); then
+  chord_die "DEMO_WAIT_S must be a number of seconds from 1 to 3600"
+fi
+
+# ---- building ---------------------------------------------------------------------------
+
+if [[ -n "${CHORD_BIN_DIR:-}" ]]; then
+  BIN_DIR="$(cd "$CHORD_BIN_DIR" && pwd)"
+  chord_section "Using the binaries in $BIN_DIR"
+else
+  chord_section "Dependencies"
+  chord_install_deps
+  chord_section "Build chord-node and chordctl in build/"
+  chord_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -- chord-node chordctl
+  BIN_DIR="$CHORD_ROOT/build"
+fi
+CTL="$BIN_DIR/tools/chordctl"
+[[ -x "$BIN_DIR/node/chord-node" ]] || chord_die "$BIN_DIR/node/chord-node is missing; build it first"
+[[ -x "$CTL" ]] || chord_die "$CTL is missing; build it first"
+
+# ---- helpers ------------------------------------------------------------------------------
+
+cluster() {
+  CHORD_RUN_DIR="$RUN_DIR" CHORD_BIN_DIR="$BIN_DIR" CHORD_WAIT_S="$WAIT_S" \
+    "$CHORD_ROOT/scripts/cluster.sh" "$@"
+}
+
+# chordctl, asking the first node (it never leaves during the demo).
+ctl() {
+  "$CTL" --node "$HOST:$BASE_PORT" --timeout-ms 5000 "$@"
+}
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [[ -n "$RUN_DIR" && -d "$RUN_DIR" ]]; then
+    cluster stop >/dev/null 2>&1 || true
+    if [[ $DEMO_OK -eq 1 ]]; then
+      rm -rf "$RUN_DIR"
+    else
+      echo "the demo failed; node logs are kept in $RUN_DIR/nodes/<port>/log" >&2
+    fi
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+port_free() {
+  if command -v ss >/dev/null 2>&1; then
+    [[ -z "$(ss -Htln "sport = :$1" 2>/dev/null)" ]]
+  elif (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; then
+    return 1
+  fi
+}
+
+# A base port with 6 consecutive free ports (5 nodes and the one added later).
+find_base_port() {
+  local tries base i free
+  for ((tries = 0; tries < 200; tries++)); do
+    base=$((20000 + (RANDOM % 2000) * 10))
+    free=1
+    for ((i = 0; i <= NUM_NODES; i++)); do
+      if ! port_free $((base + i)); then
+        free=0
+        break
+      fi
+    done
+    if [[ $free -eq 1 ]]; then
+      echo "$base"
+      return 0
+    fi
+  done
+  chord_die "found no 6 consecutive free ports between 20000 and 40000; free some and retry"
+}
+
+# wait_ring N: waits until `chordctl ring` meets N nodes and all their pointers agree.
+wait_ring() {
+  local want="$1" deadline=$((SECONDS + WAIT_S)) out="" count=0
+  while ((SECONDS < deadline)); do
+    out="$(ctl ring --json 2>/dev/null || true)"
+    count="$(grep -c '"keys":' <<<"$out" || true)"
+    if [[ "$count" -eq "$want" && "$out" == *'"consistent": true'* ]]; then
+      echo "ring of $want nodes is consistent after $((SECONDS - deadline + WAIT_S)) s"
+      return 0
+    fi
+    sleep 0.5
+  done
+  ctl ring >&2 || true
+  chord_die "the ring did not settle to $want consistent nodes within ${WAIT_S} s (last walk met $count); see the table above and the logs in $RUN_DIR"
+}
+
+# wait_keys: waits (bounded) until the owners' primary key counts add up to NUM_KEYS, i.e.
+# key transfers have finished. Only warns when they do not: the read-back check decides.
+wait_keys() {
+  local deadline=$((SECONDS + WAIT_S)) out="" total=""
+  while ((SECONDS < deadline)); do
+    out="$(ctl ring --json 2>/dev/null || true)"
+    total="$(sed -n 's/^ *"total_keys": *\([0-9]*\).*/\1/p' <<<"$out")"
+    [[ "$total" == "$NUM_KEYS" ]] && return 0
+    sleep 0.5
+  done
+  echo "note: the nodes report ${total:-?} primary keys, expected $NUM_KEYS (transfers may still be running)"
+}
+
+# owner_of KEY: the address of the node that owns KEY, from `chordctl lookup`
+# ("key "K" -> owner ID ADDR (N hops)").
+owner_of() {
+  local line
+  line="$(ctl lookup "$1")" || chord_die "lookup of key $1 failed"
+  awk '{ for (i = 1; i < NF; i++) if ($i == "owner") { print $(i + 2); exit } }' <<<"$line"
+}
+
+# record_owners ARRAY_NAME: fills the associative array with key -> owner address.
+record_owners() {
+  local -n owners="$1"
+  local i
+  for ((i = 1; i <= NUM_KEYS; i++)); do
+    # shellcheck disable=SC2034  # the array is the caller's
+    owners["user-$i"]="$(owner_of "user-$i")"
+  done
+}
+
+key_value() {
+  echo "hello from user-$1"
+}
+
+# ---- the demo -----------------------------------------------------------------------------
+
+RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/chord-demo.XXXXXX")"
+BASE_PORT="$(find_base_port)"
+NEW_PORT=$((BASE_PORT + NUM_NODES))
+
+chord_section "1. Start a ring of $NUM_NODES nodes on $HOST:$BASE_PORT..$((BASE_PORT + NUM_NODES - 1))"
+cluster start "$NUM_NODES" --base-port "$BASE_PORT"
+wait_ring "$NUM_NODES"
+
+chord_section "2. Store $NUM_KEYS keys (user-1 .. user-$NUM_KEYS)"
+for ((i = 1; i <= NUM_KEYS; i++)); do
+  ctl put "user-$i" "$(key_value "$i")" ||
+    chord_die "put of user-$i failed; see the logs in $RUN_DIR"
+done
+echo "stored $NUM_KEYS keys through $HOST:$BASE_PORT"
+wait_keys
+ctl ring
+
+declare -A BEFORE=() AFTER_JOIN=() AFTER_LEAVE=()
+record_owners BEFORE
+
+chord_section "3. Add a 6th node on $HOST:$NEW_PORT"
+cluster add
+wait_ring $((NUM_NODES + 1))
+wait_keys
+ctl ring
+record_owners AFTER_JOIN
+
+echo
+echo "keys that moved (old owner -> new owner):"
+moved=0
+for ((i = 1; i <= NUM_KEYS; i++)); do
+  key="user-$i"
+  if [[ "${BEFORE[$key]}" != "${AFTER_JOIN[$key]}" ]]; then
+    printf '  %-10s %s -> %s\n' "$key" "${BEFORE[$key]}" "${AFTER_JOIN[$key]}"
+    moved=$((moved + 1))
+    [[ "${AFTER_JOIN[$key]}" == "$HOST:$NEW_PORT" ]] ||
+      chord_die "key $key moved to ${AFTER_JOIN[$key]}, but on a join keys may only move to the new node $HOST:$NEW_PORT"
+  fi
+done
+[[ $moved -gt 0 ]] || echo "  (none: the new node's arc holds none of the $NUM_KEYS keys)"
+echo "[OK] $moved of $NUM_KEYS keys moved, all to the new node $HOST:$NEW_PORT; no other key moved"
+
+# The node that leaves: the one (other than the first, which chordctl talks to) owning most keys.
+LEAVER=""
+best=-1
+for ((port = BASE_PORT + 1; port <= NEW_PORT; port++)); do
+  n=0
+  for key in "${!AFTER_JOIN[@]}"; do
+    if [[ "${AFTER_JOIN[$key]}" == "$HOST:$port" ]]; then n=$((n + 1)); fi
+  done
+  if ((n > best)); then
+    best=$n
+    LEAVER=$port
+  fi
+done
+
+chord_section "4. Node $HOST:$LEAVER (owner of $best keys) leaves gracefully (SIGTERM)"
+cluster leave "$LEAVER"
+wait_ring "$NUM_NODES"
+wait_keys
+ctl ring
+record_owners AFTER_LEAVE
+
+echo
+echo "keys of $HOST:$LEAVER and where they went:"
+handed=0
+for ((i = 1; i <= NUM_KEYS; i++)); do
+  key="user-$i"
+  if [[ "${AFTER_JOIN[$key]}" == "$HOST:$LEAVER" ]]; then
+    printf '  %-10s %s -> %s\n' "$key" "$HOST:$LEAVER" "${AFTER_LEAVE[$key]}"
+    handed=$((handed + 1))
+  fi
+  [[ "${AFTER_LEAVE[$key]}" != "$HOST:$LEAVER" ]] ||
+    chord_die "key $key is still routed to $HOST:$LEAVER after it left"
+done
+[[ $handed -gt 0 ]] || echo "  (none)"
+
+chord_section "5. Read every key back"
+bad=0
+for ((i = 1; i <= NUM_KEYS; i++)); do
+  want="$(key_value "$i")"
+  if ! got="$(ctl get "user-$i" 2>&1)"; then
+    echo "  [ERR] user-$i: $got"
+    bad=$((bad + 1))
+  elif [[ "$got" != "$want" ]]; then
+    echo "  [ERR] user-$i: read \"$got\", expected \"$want\""
+    bad=$((bad + 1))
+  fi
+done
+if [[ $bad -gt 0 ]]; then
+  chord_die "$bad of $NUM_KEYS keys did not read back correctly; see the logs in $RUN_DIR"
+fi
+echo "[OK] all $NUM_KEYS keys read back with their values"
+echo "chordctl dump lists $(ctl dump | wc -l) keys"
+
+chord_section "6. Stop the ring"
+cluster stop
+DEMO_OK=1
+chord_section "Demo finished"

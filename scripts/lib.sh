@@ -1,0 +1,76 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/test.sh and scripts/demo.sh: section headers, installing the
+# Debian packages the build needs, and configuring + building one build directory.
+# Source it (do not run it); it expects `set -euo pipefail` in the caller.
+
+# The Debian packages chord builds and tests with.
+CHORD_DEB_PACKAGES=(
+  cmake g++ make pkg-config
+  libuv1-dev libssl-dev libprotobuf-dev protobuf-compiler libspdlog-dev libcli11-dev
+  nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev
+)
+
+# The repository root (the parent of scripts/).
+CHORD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# Parallel build/test jobs: $JOBS, else the number of CPUs.
+CHORD_JOBS="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
+
+# Prints a section header.
+chord_section() {
+  printf '\n==== %s ====\n' "$*"
+}
+
+# Prints an error sentence to stderr and exits 1.
+chord_die() {
+  printf 'error: %s\n' "$*" >&2
+  exit 1
+}
+
+# Installs whichever of CHORD_DEB_PACKAGES are missing (apt-get; sudo when not root).
+chord_install_deps() {
+  local missing=() pkg
+  for pkg in "${CHORD_DEB_PACKAGES[@]}"; do
+    if ! dpkg -s "$pkg" >/dev/null 2>&1; then
+      missing+=("$pkg")
+    fi
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "all ${#CHORD_DEB_PACKAGES[@]} build packages are installed"
+    return 0
+  fi
+  echo "installing missing packages: ${missing[*]}"
+  local sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null 2>&1 ||
+      chord_die "packages ${missing[*]} are missing and sudo is not available; install them as root"
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" apt-get update
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+    "${missing[@]}"
+}
+
+# chord_build BUILD_DIR [CMAKE_ARG...] [-- TARGET...]
+# Configures BUILD_DIR (relative to the repository root) with the given CMake arguments and
+# builds the given targets (all when none are given) with CHORD_JOBS jobs.
+chord_build() {
+  local build_dir="$1"
+  shift
+  local cmake_args=() targets=()
+  while [[ $# -gt 0 ]]; do
+    if [[ "$1" == "--" ]]; then
+      shift
+      targets=("$@")
+      break
+    fi
+    cmake_args+=("$1")
+    shift
+  done
+  cmake -S "$CHORD_ROOT" -B "$CHORD_ROOT/$build_dir" "${cmake_args[@]}"
+  local target_args=()
+  if [[ ${#targets[@]} -gt 0 ]]; then
+    target_args=(--target "${targets[@]}")
+  fi
+  cmake --build "$CHORD_ROOT/$build_dir" -j "$CHORD_JOBS" "${target_args[@]}"
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds chord, and runs every test: the unit and integration tests
+# of a RelWithDebInfo build in build/, then the unit tests again under AddressSanitizer and
+# UndefinedBehaviorSanitizer in build-asan/. Exits non-zero on the first failure.
+# Environment: JOBS (parallel jobs, default: number of CPUs).
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$CHORD_ROOT"
+
+chord_section "Dependencies"
+chord_install_deps
+
+chord_section "Build (RelWithDebInfo) in build/"
+chord_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+chord_section "Unit tests (build/)"
+ctest --test-dir build --output-on-failure -j "$CHORD_JOBS" -LE integration
+
+chord_section "Integration tests (build/)"
+# Each test starts its own chord-node processes on free ports, so two can run side by side.
+ctest --test-dir build --output-on-failure -j 2 -L integration --no-tests=ignore
+
+chord_section "Build with AddressSanitizer + UBSan in build-asan/"
+chord_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORD_SANITIZE=ON \
+  -DCHORD_INTEGRATION_TESTS=OFF
+
+chord_section "Unit tests under sanitizers (build-asan/)"
+ctest --test-dir build-asan --output-on-failure -j "$CHORD_JOBS" -LE integration
+
+chord_section "All tests passed"

@@ -1,0 +1,215 @@
+#include "tools/chordctl/commands.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <utility>
+#include <vector>
+
+#include "node/core/node_config.h"
+#include "protocol/id.h"
+#include "tools/chordctl/render.h"
+#include "tools/client/chord_client.h"
+#include "tools/client/ring_walk.h"
+
+namespace chord::ctl {
+namespace {
+
+void PrintError(const std::string& sentence) { std::cerr << "chordctl: " << sentence << "\n"; }
+
+// Exit code and message for a failed client call.
+int ReportStatus(const Status& status) {
+  PrintError(status.message());
+  switch (status.code()) {
+    case Status::Code::kNotFound:
+      return kExitNotFound;
+    case Status::Code::kInvalidArgument:
+      return kExitUsage;
+    default:
+      return kExitUnavailable;
+  }
+}
+
+// Exit code and message for a node's non-OK answer `code` with detail `error` to `op`.
+int ReportCode(const CtlOptions& options, const char* op, const std::string& key, wire::Code code,
+               const std::string& error) {
+  const std::string detail = error.empty() ? "" : " (" + error + ")";
+  switch (code) {
+    case wire::NOT_FOUND:
+      PrintError("key " + QuoteKey(key) + " not found");
+      return kExitNotFound;
+    case wire::INVALID:
+      PrintError(options.node + " rejected the " + op + " of key " + QuoteKey(key) + detail +
+                 "; fix the request and retry");
+      return kExitUsage;
+    case wire::NOT_OWNER:
+      PrintError(options.node + " could not route the " + op + " of key " + QuoteKey(key) +
+                 " to its owner" + detail + "; the ring may still be settling, retry shortly");
+      return kExitUnavailable;
+    case wire::SHUTTING_DOWN:
+      PrintError(options.node + " is leaving the ring" + detail + "; use another node with --node");
+      return kExitUnavailable;
+    default:
+      PrintError("the ring could not complete the " + std::string(op) + " of key " + QuoteKey(key) +
+                 " in time" + detail +
+                 "; check that enough nodes are up (chordctl ring) and retry");
+      return kExitUnavailable;
+  }
+}
+
+// Client-side limits, the same as the node's (NodeConfig defaults).
+bool CheckKey(const std::string& key) {
+  const size_t max_key = NodeConfig{}.max_key_bytes;
+  if (key.empty()) {
+    PrintError("the key is empty; give a key of 1 to " + std::to_string(max_key) + " bytes");
+    return false;
+  }
+  if (key.size() > max_key) {
+    PrintError("the key is " + std::to_string(key.size()) + " bytes long but keys may be at most " +
+               std::to_string(max_key) + " bytes; use a shorter key");
+    return false;
+  }
+  return true;
+}
+
+bool CheckValue(const std::string& value) {
+  const size_t max_value = NodeConfig{}.max_value_bytes;
+  if (value.size() > max_value) {
+    PrintError("the value is " + std::to_string(value.size()) +
+               " bytes long but values may be at most " + std::to_string(max_value) +
+               " bytes (1 MiB); store a smaller value");
+    return false;
+  }
+  return true;
+}
+
+void WriteStdout(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+bool ReadValueFile(const std::string& path, std::string* value) {
+  const size_t limit = NodeConfig{}.max_value_bytes + 1;
+  const bool from_stdin = path == "-";
+  std::FILE* file = from_stdin ? stdin : std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    PrintError("could not open the value file \"" + path + "\": " + std::strerror(errno) +
+               "; check the path");
+    return false;
+  }
+  value->clear();
+  char buf[64 * 1024];
+  // Bounded: stops once the limit is passed.
+  while (value->size() < limit) {
+    const size_t n = std::fread(buf, 1, sizeof(buf), file);
+    if (n == 0) break;
+    value->append(buf, std::min(n, limit - value->size()));
+  }
+  const bool failed = std::ferror(file) != 0;
+  if (!from_stdin) std::fclose(file);
+  if (failed) {
+    PrintError("could not read the value file \"" + path + "\"; check that it is readable");
+    return false;
+  }
+  return true;
+}
+
+int RunPut(const CtlOptions& options, const std::string& key, const std::string& value) {
+  if (!CheckKey(key) || !CheckValue(value)) return kExitUsage;
+  ChordClient client(options.node, options.timeout_ms);
+  Result<wire::DataResponse> r = client.Put(key, value);
+  if (!r.ok()) return ReportStatus(r.status());
+  if (r->code() != wire::OK) return ReportCode(options, "put", key, r->code(), r->error());
+  return kExitOk;
+}
+
+int RunGet(const CtlOptions& options, const std::string& key) {
+  if (!CheckKey(key)) return kExitUsage;
+  ChordClient client(options.node, options.timeout_ms);
+  Result<wire::DataResponse> r = client.Get(key);
+  if (!r.ok()) return ReportStatus(r.status());
+  if (r->code() != wire::OK) return ReportCode(options, "get", key, r->code(), r->error());
+  WriteStdout(r->value() + "\n");
+  return kExitOk;
+}
+
+int RunDelete(const CtlOptions& options, const std::string& key) {
+  if (!CheckKey(key)) return kExitUsage;
+  ChordClient client(options.node, options.timeout_ms);
+  Result<wire::DataResponse> r = client.Delete(key);
+  if (!r.ok()) return ReportStatus(r.status());
+  // Deleting a key that is not there leaves the ring as asked: success.
+  if (r->code() != wire::OK && r->code() != wire::NOT_FOUND) {
+    return ReportCode(options, "delete", key, r->code(), r->error());
+  }
+  return kExitOk;
+}
+
+int RunLookup(const CtlOptions& options, const std::string& key) {
+  if (!CheckKey(key)) return kExitUsage;
+  ChordClient client(options.node, options.timeout_ms);
+  Result<wire::LookupResponse> r = client.Lookup(key);
+  if (!r.ok()) return ReportStatus(r.status());
+  if (r->code() != wire::OK) return ReportCode(options, "lookup", key, r->code(), r->error());
+  WriteStdout((options.json ? DumpJson(LookupJson(key, *r)) : LookupText(key, *r)) + "\n");
+  return kExitOk;
+}
+
+int RunStatus(const CtlOptions& options) {
+  ChordClient client(options.node, options.timeout_ms);
+  Result<wire::StatusResponse> r = client.GetStatus();
+  if (!r.ok()) return ReportStatus(r.status());
+  WriteStdout(options.json ? DumpJson(StatusJson(*r)) + "\n" : StatusText(*r));
+  return kExitOk;
+}
+
+int RunRing(const CtlOptions& options) {
+  Result<RingView> view = WalkRing(options.node, options.timeout_ms);
+  if (!view.ok()) return ReportStatus(view.status());
+  WriteStdout(options.json ? DumpJson(RingJson(*view)) + "\n" : RingText(*view));
+  return kExitOk;
+}
+
+int RunDump(const CtlOptions& options) {
+  Result<RingView> view = WalkRing(options.node, options.timeout_ms);
+  if (!view.ok()) return ReportStatus(view.status());
+  if (!view->consistent) {
+    PrintError("warning: the ring is not consistent (" +
+               (view->problems.empty() ? std::string("see chordctl ring") : view->problems[0]) +
+               "); the dump may miss or repeat keys");
+  }
+  std::vector<std::pair<std::string, std::string>> records;
+  for (size_t i = 0; i < view->nodes.size(); ++i) {
+    const RingNode& node = view->nodes[i];
+    const Id& from = view->RingPredecessor(i).id;
+    const bool alone = view->nodes.size() == 1;
+    ChordClient client(node.addr, options.timeout_ms);
+    Result<std::vector<wire::Record>> list = client.ListKeys(/*with_values=*/true);
+    if (!list.ok()) return ReportStatus(list.status());
+    for (wire::Record& record : list.value()) {
+      if (record.deleted()) continue;
+      // Primary copies only: the key's id is in (ring predecessor, node].
+      if (!alone && !Id::InHalfOpen(Id::Sha1(record.key()), from, node.id)) continue;
+      records.emplace_back(std::move(*record.mutable_key()), std::move(*record.mutable_value()));
+    }
+  }
+  std::sort(records.begin(), records.end());
+  records.erase(std::unique(records.begin(), records.end(),
+                            [](const auto& a, const auto& b) { return a.first == b.first; }),
+                records.end());
+  std::string out;
+  for (const auto& [key, value] : records) {
+    out += EscapeTsv(key);
+    out += '\t';
+    out += EscapeTsv(value);
+    out += '\n';
+  }
+  WriteStdout(out);
+  return kExitOk;
+}
+
+}  // namespace chord::ctl

@@ -1,0 +1,244 @@
+#include "tools/chordctl/render.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <sstream>
+
+#include "protocol/id.h"
+
+namespace chord::ctl {
+namespace {
+
+constexpr size_t kMaxQuotedKeyBytes = 60;
+constexpr int kTableIdHexDigits = 12;
+
+// 40 lowercase hex digits for a wire id; any byte string that is not 20 bytes long is
+// shown byte by byte so that nothing is hidden.
+std::string HexOfIdBytes(const std::string& bytes) {
+  if (auto id = Id::FromBytes(bytes)) return id->ToHex();
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 0xf]);
+  }
+  return out;
+}
+
+bool IsSet(const wire::NodeInfo& info) { return !info.id().empty() || !info.addr().empty(); }
+
+std::string NodeText(const wire::NodeInfo& info) {
+  if (!IsSet(info)) return "(none)";
+  return info.addr() + " [" + HexOfIdBytes(info.id()).substr(0, kTableIdHexDigits) + "]";
+}
+
+std::string Percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", fraction * 100.0);
+  return buf;
+}
+
+std::string PadRight(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+std::string PadLeft(const std::string& s, size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+}  // namespace
+
+nlohmann::json NodeJson(const wire::NodeInfo& info) {
+  if (!IsSet(info)) return nullptr;
+  return nlohmann::json{{"id", HexOfIdBytes(info.id())}, {"addr", info.addr()}};
+}
+
+nlohmann::json LookupJson(const std::string& key, const wire::LookupResponse& lookup) {
+  const std::string key_id =
+      lookup.key_id().empty() ? Id::Sha1(key).ToHex() : HexOfIdBytes(lookup.key_id());
+  return nlohmann::json{{"key", key},
+                        {"key_id", key_id},
+                        {"owner", NodeJson(lookup.owner())},
+                        {"hops", lookup.hops()},
+                        {"timeouts", lookup.timeouts()}};
+}
+
+nlohmann::json StatusJson(const wire::StatusResponse& status) {
+  nlohmann::json successors = nlohmann::json::array();
+  for (const auto& s : status.successors()) successors.push_back(NodeJson(s));
+  nlohmann::json fingers = nlohmann::json::array();
+  for (const auto& f : status.fingers()) fingers.push_back(NodeJson(f));
+  return nlohmann::json{{"id", HexOfIdBytes(status.self().id())},
+                        {"addr", status.self().addr()},
+                        {"predecessor", NodeJson(status.predecessor())},
+                        {"successors", std::move(successors)},
+                        {"fingers", std::move(fingers)},
+                        {"keys", status.keys()},
+                        {"replica_keys", status.replica_keys()},
+                        {"joined", status.joined()},
+                        {"leaving", status.leaving()},
+                        {"successor_list_length", status.successor_list_length()},
+                        {"ring_has_enough_members", status.ring_has_enough_members()},
+                        {"stabilize_rounds", status.stabilize_rounds()}};
+}
+
+nlohmann::json RingJson(const RingView& view) {
+  nlohmann::json nodes = nlohmann::json::array();
+  uint64_t total_keys = 0;
+  uint64_t total_replica_keys = 0;
+  for (const RingNode& node : view.nodes) {
+    const wire::StatusResponse& s = node.status;
+    total_keys += s.keys();
+    total_replica_keys += s.replica_keys();
+    nodes.push_back(nlohmann::json{
+        {"id", node.id.ToHex()},
+        {"addr", node.addr},
+        {"keys", s.keys()},
+        {"replica_keys", s.replica_keys()},
+        {"predecessor", NodeJson(s.predecessor())},
+        {"successor", s.successors().empty() ? nlohmann::json(nullptr) : NodeJson(s.successors(0))},
+        {"joined", s.joined()},
+        {"leaving", s.leaving()},
+    });
+  }
+  return nlohmann::json{{"nodes", std::move(nodes)},
+                        {"consistent", view.consistent},
+                        {"problems", view.problems},
+                        {"total_keys", total_keys},
+                        {"total_replica_keys", total_replica_keys}};
+}
+
+std::string DumpJson(const nlohmann::json& doc) {
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string LookupText(const std::string& key, const wire::LookupResponse& lookup) {
+  std::string out = "key " + QuoteKey(key) + " -> owner " + HexOfIdBytes(lookup.owner().id()) +
+                    " " + lookup.owner().addr() + " (" + std::to_string(lookup.hops()) +
+                    (lookup.hops() == 1 ? " hop" : " hops");
+  if (lookup.timeouts() > 0) {
+    out += ", " + std::to_string(lookup.timeouts()) +
+           (lookup.timeouts() == 1 ? " timeout" : " timeouts");
+  }
+  return out + ")";
+}
+
+std::string StatusText(const wire::StatusResponse& status) {
+  std::ostringstream out;
+  auto line = [&out](const std::string& name, const std::string& value) {
+    out << PadRight(name + ":", 25) << value << "\n";
+  };
+  line("id", HexOfIdBytes(status.self().id()));
+  line("addr", status.self().addr());
+  line("joined", status.joined() ? "yes" : "no");
+  line("leaving", status.leaving() ? "yes" : "no");
+  line("predecessor", NodeText(status.predecessor()));
+  line("successors", std::to_string(status.successors_size()) + " of " +
+                         std::to_string(status.successor_list_length()));
+  for (int i = 0; i < status.successors_size(); ++i) {
+    line("  successor[" + std::to_string(i) + "]", NodeText(status.successors(i)));
+  }
+  line("fingers", std::to_string(status.fingers_size()) + " distinct");
+  for (int i = 0; i < status.fingers_size(); ++i) {
+    line("  finger[" + std::to_string(i) + "]", NodeText(status.fingers(i)));
+  }
+  line("keys", std::to_string(status.keys()));
+  line("replica_keys", std::to_string(status.replica_keys()));
+  line("ring_has_enough_members", status.ring_has_enough_members() ? "yes" : "no");
+  line("stabilize_rounds", std::to_string(status.stabilize_rounds()));
+  return out.str();
+}
+
+std::string RingText(const RingView& view) {
+  const std::vector<std::string> header = {"ID", "ADDRESS", "KEYS", "REPLICAS", "SHARE"};
+  std::vector<std::vector<std::string>> rows;
+  uint64_t total_keys = 0;
+  uint64_t total_replicas = 0;
+  for (size_t i = 0; i < view.nodes.size(); ++i) {
+    const RingNode& node = view.nodes[i];
+    double share = 1.0;
+    if (view.nodes.size() > 1) {
+      share = Id::Distance(view.RingPredecessor(i).id, node.id).ToUnitFraction();
+    }
+    total_keys += node.status.keys();
+    total_replicas += node.status.replica_keys();
+    std::string addr = node.addr;
+    if (node.status.leaving()) addr += " (leaving)";
+    if (!node.status.joined()) addr += " (joining)";
+    rows.push_back({node.id.ShortHex(kTableIdHexDigits), addr, std::to_string(node.status.keys()),
+                    std::to_string(node.status.replica_keys()), Percent(share)});
+  }
+  std::vector<size_t> width(header.size());
+  for (size_t c = 0; c < header.size(); ++c) {
+    width[c] = header[c].size();
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+  }
+  std::ostringstream out;
+  auto emit = [&](const std::vector<std::string>& row) {
+    // id and address left-aligned, numbers right-aligned.
+    out << PadRight(row[0], width[0]) << "  " << PadRight(row[1], width[1]) << "  "
+        << PadLeft(row[2], width[2]) << "  " << PadLeft(row[3], width[3]) << "  "
+        << PadLeft(row[4], width[4]) << "\n";
+  };
+  emit(header);
+  for (const auto& row : rows) emit(row);
+  out << "total: " << view.nodes.size() << (view.nodes.size() == 1 ? " node, " : " nodes, ")
+      << total_keys << (total_keys == 1 ? " key, " : " keys, ") << total_replicas
+      << (total_replicas == 1 ? " replica key\n" : " replica keys\n");
+  if (view.consistent) {
+    out << "[OK] all pointers agree\n";
+  } else {
+    if (view.problems.empty()) out << "[ERR] the ring is not consistent\n";
+    for (const std::string& problem : view.problems) out << "[ERR] " << problem << "\n";
+  }
+  return out.str();
+}
+
+std::string QuoteKey(const std::string& key) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out = "\"";
+  const size_t n = std::min(key.size(), kMaxQuotedKeyBytes);
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(key[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kDigits[c >> 4];
+      out += kDigits[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += "\"";
+  if (key.size() > n) out += " (" + std::to_string(key.size()) + " bytes, shortened)";
+  return out;
+}
+
+std::string EscapeTsv(const std::string& field) {
+  std::string out;
+  out.reserve(field.size());
+  for (char c : field) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace chord::ctl

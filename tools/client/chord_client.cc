@@ -1,0 +1,397 @@
+#include "tools/client/chord_client.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+#include "protocol/frame.h"
+#include "protocol/id.h"
+
+namespace chord {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kListKeysPageLimit = 1000;
+constexpr int kMaxListKeysPages = 1000000;  // bounds a ListKeys walk (10^9 records)
+constexpr size_t kReadChunkBytes = 64 * 1024;
+constexpr int kMaxFramesPerCall = 100000;  // stale responses skipped while waiting
+
+// Milliseconds left until `deadline`, clamped to [0, INT_MAX] for poll().
+int RemainingMs(Clock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  if (left <= 0) return 0;
+  if (left > 1 << 30) return 1 << 30;
+  return static_cast<int>(left);
+}
+
+std::string ErrnoText(int err) {
+  switch (err) {
+    case ECONNREFUSED:
+      return "connection refused";
+    case ECONNRESET:
+      return "connection reset by peer";
+    case EHOSTUNREACH:
+      return "host unreachable";
+    case ENETUNREACH:
+      return "network unreachable";
+    case EPIPE:
+      return "connection closed by peer";
+    default:
+      return std::strerror(err);
+  }
+}
+
+const char* CodeName(wire::Code code) {
+  switch (code) {
+    case wire::OK:
+      return "OK";
+    case wire::NOT_FOUND:
+      return "NOT_FOUND";
+    case wire::NOT_OWNER:
+      return "NOT_OWNER";
+    case wire::INVALID:
+      return "INVALID";
+    case wire::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case wire::SHUTTING_DOWN:
+      return "SHUTTING_DOWN";
+    default:
+      return "UNKNOWN";
+  }
+}
+
+// Maps a node's ErrorResponse to the client's Status.
+Status StatusFromError(const std::string& addr, const wire::ErrorResponse& error) {
+  std::string msg = addr + " answered " + CodeName(error.code());
+  if (!error.error().empty()) msg += ": " + error.error();
+  switch (error.code()) {
+    case wire::NOT_FOUND:
+      return Status::NotFound(std::move(msg));
+    case wire::INVALID:
+      return Status::InvalidArgument(std::move(msg));
+    default:
+      return Status::Unavailable(std::move(msg));
+  }
+}
+
+// Splits HOST:PORT. False when either part is missing or the port is not 1..65535.
+bool SplitHostPort(const std::string& addr, std::string* host, std::string* port) {
+  const size_t colon = addr.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 >= addr.size()) return false;
+  *host = addr.substr(0, colon);
+  *port = addr.substr(colon + 1);
+  if (port->size() > 5) return false;
+  int value = 0;
+  for (char c : *port) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  return value >= 1 && value <= 65535;
+}
+
+}  // namespace
+
+ChordClient::ChordClient(std::string addr, uint64_t timeout_ms)
+    : addr_(std::move(addr)), timeout_ms_(timeout_ms == 0 ? 1 : timeout_ms) {}
+
+ChordClient::~ChordClient() { Disconnect(); }
+
+void ChordClient::Disconnect() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+Status ChordClient::EnsureConnected() {
+  if (fd_ >= 0) return Status::Ok();
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+  std::string host, port;
+  if (!SplitHostPort(addr_, &host, &port)) {
+    return Status::InvalidArgument("\"" + addr_ +
+                                   "\" is not a node address; give it as HOST:PORT, e.g. "
+                                   "127.0.0.1:4000");
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* infos = nullptr;
+  const int gai = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &infos);
+  if (gai != 0 || infos == nullptr) {
+    return Status::Unavailable("could not resolve host \"" + host + "\" of " + addr_ + ": " +
+                               ::gai_strerror(gai) + "; check the address");
+  }
+  std::string last_error = "no IPv4 address";
+  for (addrinfo* ai = infos; ai != nullptr; ai = ai->ai_next) {
+    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) {
+      last_error = ErrnoText(errno);
+      continue;
+    }
+    const int flags = ::fcntl(fd, F_GETFL, 0);
+    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    int rc = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      pollfd pfd{fd, POLLOUT, 0};
+      int n = -1;
+      for (int attempt = 0; attempt < 1000; ++attempt) {  // retries only on EINTR
+        n = ::poll(&pfd, 1, RemainingMs(deadline));
+        if (n >= 0 || errno != EINTR) break;
+      }
+      if (n == 0) {
+        ::close(fd);
+        ::freeaddrinfo(infos);
+        return Status::Unavailable("could not reach " + addr_ + ": no connection within " +
+                                   std::to_string(timeout_ms_) +
+                                   " ms; is chord-node running there?");
+      }
+      int err = 0;
+      socklen_t len = sizeof(err);
+      if (n < 0) {
+        err = errno;
+      } else if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+        err = errno;
+      }
+      rc = err == 0 ? 0 : -1;
+      errno = err;
+    }
+    if (rc != 0) {
+      last_error = ErrnoText(errno);
+      ::close(fd);
+      continue;
+    }
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    fd_ = fd;
+    break;
+  }
+  ::freeaddrinfo(infos);
+  if (fd_ < 0) {
+    return Status::Unavailable("could not reach " + addr_ + ": " + last_error +
+                               "; is chord-node running there?");
+  }
+  return Status::Ok();
+}
+
+Result<wire::Envelope> ChordClient::Call(wire::Envelope request) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+  const std::string timed_out =
+      addr_ + " did not answer within " + std::to_string(timeout_ms_) + " ms";
+  const uint64_t request_id = next_request_id_++;
+  request.set_request_id(request_id);
+  std::string frame;
+  if (!EncodeFrame(request, &frame)) {
+    return Status::InvalidArgument("the request is larger than the " +
+                                   std::to_string(kDefaultMaxFrameBytes) +
+                                   "-byte frame limit; send a smaller value");
+  }
+
+  // A connection kept from an earlier call may have been closed by the node meanwhile (it
+  // restarted, or dropped an idle peer). If that shows before any answer byte arrives, the
+  // request is sent once more on a fresh connection.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool reused = fd_ >= 0;
+    if (Status s = EnsureConnected(); !s.ok()) return s;
+    if (Clock::now() >= deadline) {
+      Disconnect();
+      return Status::Unavailable(timed_out);
+    }
+
+    // Send the whole frame.
+    size_t sent = 0;
+    std::string failure;
+    for (int guard = 0; sent < frame.size() && guard < 1000000; ++guard) {
+      const ssize_t n = ::send(fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+      if (n > 0) {
+        sent += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        pollfd pfd{fd_, POLLOUT, 0};
+        const int ready = ::poll(&pfd, 1, RemainingMs(deadline));
+        if (ready == 0) {
+          Disconnect();
+          return Status::Unavailable(timed_out);
+        }
+        if (ready < 0 && errno != EINTR) {
+          failure = ErrnoText(errno);
+          break;
+        }
+        continue;
+      }
+      failure = n < 0 ? ErrnoText(errno) : "connection closed";
+      break;
+    }
+    if (failure.empty() && sent < frame.size()) failure = "could not send the request";
+    if (!failure.empty()) {
+      Disconnect();
+      if (reused) continue;
+      return Status::Unavailable("lost the connection to " + addr_ + " while sending: " + failure +
+                                 "; is chord-node running there?");
+    }
+
+    // Read frames until the one answering this request arrives.
+    FrameDecoder decoder;
+    wire::Envelope response;
+    bool received_any = false;
+    int frames = 0;
+    char buf[kReadChunkBytes];
+    for (int guard = 0; guard < 100000000; ++guard) {
+      const FrameDecoder::Result r = decoder.Next(&response);
+      if (r == FrameDecoder::Result::kError) {
+        Disconnect();
+        return Status::Unavailable(addr_ + " sent a malformed answer (" + decoder.error() +
+                                   "); is it a chord-node of the same version?");
+      }
+      if (r == FrameDecoder::Result::kFrame) {
+        if (response.request_id() == request_id) {
+          if (response.has_error()) return StatusFromError(addr_, response.error());
+          return response;
+        }
+        if (++frames > kMaxFramesPerCall) break;
+        continue;  // an answer to an earlier, abandoned request
+      }
+      pollfd pfd{fd_, POLLIN, 0};
+      const int ready = ::poll(&pfd, 1, RemainingMs(deadline));
+      if (ready == 0) {
+        Disconnect();
+        return Status::Unavailable(timed_out);
+      }
+      if (ready < 0) {
+        if (errno == EINTR) continue;
+        failure = ErrnoText(errno);
+        break;
+      }
+      const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n > 0) {
+        received_any = true;
+        decoder.Feed(std::string_view(buf, static_cast<size_t>(n)));
+        continue;
+      }
+      if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+      failure = n == 0 ? "the node closed the connection" : ErrnoText(errno);
+      break;
+    }
+    Disconnect();
+    if (failure.empty()) return Status::Unavailable(timed_out);
+    if (reused && !received_any) continue;
+    return Status::Unavailable("lost the connection to " + addr_ +
+                               " before it answered: " + failure + "; check the node's log");
+  }
+  return Status::Unavailable("could not reach " + addr_ + "; is chord-node running there?");
+}
+
+namespace {
+
+// Checks that `response` carries the expected body.
+Status ExpectBody(const std::string& addr, const wire::Envelope& response,
+                  wire::Envelope::BodyCase expected, const char* what) {
+  if (response.body_case() == expected) return Status::Ok();
+  return Status::Unavailable(addr + " answered a " + what +
+                             " request with an unexpected message (body " +
+                             std::to_string(static_cast<int>(response.body_case())) +
+                             "); is it a chord-node of the same version?");
+}
+
+}  // namespace
+
+Result<wire::DataResponse> ChordClient::Put(const std::string& key, const std::string& value) {
+  wire::Envelope request;
+  request.mutable_put()->set_key(key);
+  request.mutable_put()->set_value(value);
+  Result<wire::Envelope> response = Call(std::move(request));
+  if (!response.ok()) return response.status();
+  if (Status s = ExpectBody(addr_, *response, wire::Envelope::kDataResp, "put"); !s.ok()) return s;
+  return std::move(response).value().data_resp();
+}
+
+Result<wire::DataResponse> ChordClient::Get(const std::string& key) {
+  wire::Envelope request;
+  request.mutable_get()->set_key(key);
+  Result<wire::Envelope> response = Call(std::move(request));
+  if (!response.ok()) return response.status();
+  if (Status s = ExpectBody(addr_, *response, wire::Envelope::kDataResp, "get"); !s.ok()) return s;
+  return std::move(response).value().data_resp();
+}
+
+Result<wire::DataResponse> ChordClient::Delete(const std::string& key) {
+  wire::Envelope request;
+  request.mutable_del()->set_key(key);
+  Result<wire::Envelope> response = Call(std::move(request));
+  if (!response.ok()) return response.status();
+  if (Status s = ExpectBody(addr_, *response, wire::Envelope::kDataResp, "delete"); !s.ok()) {
+    return s;
+  }
+  return std::move(response).value().data_resp();
+}
+
+Result<wire::LookupResponse> ChordClient::Lookup(const std::string& key) {
+  wire::Envelope request;
+  request.mutable_lookup()->set_key(key);
+  Result<wire::Envelope> response = Call(std::move(request));
+  if (!response.ok()) return response.status();
+  if (Status s = ExpectBody(addr_, *response, wire::Envelope::kLookupResp, "lookup"); !s.ok()) {
+    return s;
+  }
+  return std::move(response).value().lookup_resp();
+}
+
+Result<wire::StatusResponse> ChordClient::GetStatus() {
+  wire::Envelope request;
+  request.mutable_status();
+  Result<wire::Envelope> response = Call(std::move(request));
+  if (!response.ok()) return response.status();
+  if (Status s = ExpectBody(addr_, *response, wire::Envelope::kStatusResp, "status"); !s.ok()) {
+    return s;
+  }
+  return std::move(response).value().status_resp();
+}
+
+Result<std::vector<wire::Record>> ChordClient::ListKeys(bool with_values) {
+  std::vector<wire::Record> records;
+  std::string after;
+  for (int page = 0; page < kMaxListKeysPages; ++page) {
+    wire::Envelope request;
+    request.mutable_list_keys()->set_after_key_id(after);
+    request.mutable_list_keys()->set_limit(kListKeysPageLimit);
+    request.mutable_list_keys()->set_with_values(with_values);
+    Result<wire::Envelope> response = Call(std::move(request));
+    if (!response.ok()) return response.status();
+    if (Status s = ExpectBody(addr_, *response, wire::Envelope::kListKeysResp, "list-keys");
+        !s.ok()) {
+      return s;
+    }
+    wire::ListKeysResponse& list = *response.value().mutable_list_keys_resp();
+    if (list.records().empty()) {
+      if (list.more()) {
+        return Status::Unavailable(addr_ +
+                                   " answered an empty key page that claims more follow; "
+                                   "is it a chord-node of the same version?");
+      }
+      return records;
+    }
+    const std::string next_after = Id::Sha1(list.records().rbegin()->key()).ToBytes();
+    for (wire::Record& record : *list.mutable_records()) records.push_back(std::move(record));
+    if (!list.more()) return records;
+    if (!after.empty() && next_after <= after) {
+      return Status::Unavailable(addr_ +
+                                 " paged its keys out of order; is it a chord-node of the same "
+                                 "version?");
+    }
+    after = next_after;
+  }
+  return Status::Unavailable(addr_ + " kept paging keys past the client's limit of " +
+                             std::to_string(kMaxListKeysPages) + " pages");
+}
+
+}  // namespace chord

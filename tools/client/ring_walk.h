@@ -1,0 +1,57 @@
+// RingWalk: a client-side view of a whole ring, gathered by asking one node for its status
+// and following successor pointers from node to node until the walk comes back around. Used
+// by chordctl (ring, dump) and the integration tests to see every member and to check that
+// all successor and predecessor pointers agree with the ring order. Blocking; one thread.
+#ifndef CHORD_TOOLS_CLIENT_RING_WALK_H_
+#define CHORD_TOOLS_CLIENT_RING_WALK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "node/core/status.h"
+#include "protocol/chord.pb.h"
+#include "protocol/id.h"
+
+namespace chord {
+
+// The most nodes one walk visits.
+inline constexpr int kMaxRingWalkSteps = 10000;
+
+// One member met by the walk, with the status it reported.
+struct RingNode {
+  Id id;
+  std::string addr;
+  wire::StatusResponse status;
+};
+
+struct RingView {
+  std::vector<RingNode> nodes;        // every member met, sorted by id ascending
+  bool consistent = false;            // every pointer agrees with the ring order
+  std::vector<std::string> problems;  // one readable sentence per disagreement
+
+  // The member before / after nodes[i] in ring order (wrapping). Requires i < nodes.size().
+  const RingNode& RingPredecessor(size_t i) const {
+    return nodes[(i + nodes.size() - 1) % nodes.size()];
+  }
+  const RingNode& RingSuccessor(size_t i) const { return nodes[(i + 1) % nodes.size()]; }
+};
+
+// Walks the ring from `start_addr` (HOST:PORT), following each node's first successor; when a
+// successor cannot be reached, it is reported as a problem and the walk continues with the
+// next entry of the successor list. Each status call is bounded by `timeout_ms`, and the walk
+// by kMaxRingWalkSteps nodes. Fails only when the start node itself cannot be asked.
+Result<RingView> WalkRing(const std::string& start_addr, uint64_t timeout_ms);
+
+// Recomputes view->consistent from view->nodes (which must be sorted by id) and appends a
+// problem for every pointer that disagrees with the ring order. Problems already in the view
+// (e.g. unreachable nodes) make it inconsistent too.
+void CheckRingPointers(RingView* view);
+
+// "127.0.0.1:4001 [1a2b3c4d5e6f]": how problems and tables name a node.
+std::string DescribeNode(const std::string& addr, const Id& id);
+
+}  // namespace chord
+
+#endif  // CHORD_TOOLS_CLIENT_RING_WALK_H_
