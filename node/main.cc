@@ -7,6 +7,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "node/core/node_config.h"
@@ -57,6 +58,18 @@ std::optional<spdlog::level::level_enum> ParseLogLevel(const std::string& name) 
 }
 
 // Checks what CLI11 cannot; returns the usage error sentence, or "" when all is well.
+// "A,B,C" -> {"A", "B", "C"}; empty entries are dropped.
+std::vector<std::string> SplitJoinList(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
 std::string Validate(const Flags& f, const CLI::App& app) {
   if (app.count("--data-dir") > 0) {
     return "--data-dir is not available yet: the disk store arrives with replication; run with "
@@ -87,11 +100,11 @@ std::string Validate(const Flags& f, const CLI::App& app) {
   if (auto addr = ParseIpv4Address(f.listen); !addr.ok()) {
     return "--listen " + addr.status().message();
   }
-  if (!f.join.empty()) {
-    if (auto addr = ParseIpv4Address(f.join); !addr.ok()) {
+  for (const std::string& join : SplitJoinList(f.join)) {
+    if (auto addr = ParseIpv4Address(join); !addr.ok()) {
       return "--join " + addr.status().message();
     }
-    if (f.join == f.listen) {
+    if (join == f.listen) {
       return "--join names this node's own address; leave --join out to start a new ring";
     }
   }
@@ -111,7 +124,8 @@ int Main(int argc, char** argv) {
   CLI::App app{"chord-node: one member of a Chord distributed hash table ring."};
   app.add_option("--listen", f.listen, "HOST:PORT to listen on; also the address peers dial")
       ->required();
-  app.add_option("--join", f.join, "HOST:PORT of a ring member to join; omit to start a ring");
+  app.add_option("--join", f.join, "HOST:PORT of a ring member to join (several, comma-separated, are tried in turn); "
+                 "omit to start a ring");
   app.add_flag("--memory", f.memory, "Keep records in memory (the default for now)");
   app.add_option("--data-dir", f.data_dir, "Directory of the disk store (not available yet)");
   app.add_option("--vnodes", f.vnodes, "Virtual nodes per process (only 1 for now)");
@@ -139,7 +153,7 @@ int Main(int argc, char** argv) {
 
   RuntimeOptions options;
   options.listen_addr = f.listen;
-  options.join_addr = f.join;
+  options.join_addrs = SplitJoinList(f.join);
   options.max_frame_bytes = static_cast<uint32_t>(f.max_frame_bytes);
   options.node.successors = static_cast<int>(f.successors);
   options.node.stabilize_ms = static_cast<uint64_t>(f.stabilize_ms);

@@ -10,6 +10,8 @@ namespace {
 // Request ids with this bit set never leave the process: they are calls a node makes to
 // itself, answered through the environment's timer so that no callback runs re-entrantly.
 constexpr ReplyToken kLocalToken = ~ReplyToken{0};
+// Bound on the addresses a joining node remembers as further bootstraps.
+constexpr size_t kMaxRemembered = 16;
 
 std::string Describe(const NodeRef& n) { return n.id.ShortHex() + "@" + n.addr; }
 
@@ -23,7 +25,8 @@ struct ChordNode::LookupState {
   // times out is skipped and the next one of the same list is tried, then earlier lists.
   std::vector<std::vector<NodeRef>> stack;
   std::unordered_set<Id, IdHash> tried;
-  NodeRef last_hop;
+  NodeRef predecessor;  // the node just before the owner, once known
+  std::vector<std::string> answered;  // addresses of the hops that answered
   int steps = 0;
   int hops = 0;
   int timeouts = 0;
@@ -164,65 +167,109 @@ void ChordNode::OnRequest(ReplyToken from, const wire::Envelope& req) {
 // Joining and leaving
 
 void ChordNode::Start(const std::string& bootstrap_addr) {
+  std::vector<std::string> bootstraps;
+  if (!bootstrap_addr.empty()) bootstraps.push_back(bootstrap_addr);
+  Start(bootstraps);
+}
+
+void ChordNode::Start(const std::vector<std::string>& bootstrap_addrs) {
   if (state_ != State::kIdle) return;
-  if (bootstrap_addr.empty() || bootstrap_addr == self_.addr) {
+  for (const std::string& a : bootstrap_addrs) {
+    if (!a.empty() && a != self_.addr) bootstraps_.push_back(a);
+  }
+  if (bootstraps_.empty()) {
     state_ = State::kJoined;
     Log(LogLevel::kInfo, "created a new ring as " + Describe(self_));
     ScheduleTick();
     return;
   }
   state_ = State::kJoining;
-  bootstrap_addr_ = bootstrap_addr;
-  Join(bootstrap_addr);
+  Join();
 }
 
-void ChordNode::Join(const std::string& bootstrap_addr) {
+void ChordNode::Join() {
   if (state_ != State::kJoining) return;
-  // Find p with between(p, me, head(p.succ)): the node whose successor range holds my id.
-  // The lookup's last hop answers with its successor list, which is exactly p.succ.
+  // Find p with between(p, me, head(p.succ)), then ask p itself for its successor list.
+  const std::string bootstrap_addr = bootstraps_[join_attempts_ % bootstraps_.size()];
   auto st = std::make_shared<LookupState>();
   st->target = self_.id;
   st->stack.push_back({NodeRef{Id::Sha1(bootstrap_addr), bootstrap_addr}});
   std::weak_ptr<bool> alive = alive_;
-  st->done = [this, alive, bootstrap_addr](Result<LookupResult> r) {
+  st->done = [this, alive, bootstrap_addr, st](Result<LookupResult> r) {
     if (alive.expired() || state_ != State::kJoining) return;
+    // Every member that answered is a further way into the ring, should the bootstraps
+    // given at start leave before the join completes.
+    for (const std::string& a : st->answered) RememberBootstrap(a);
     if (!r.ok()) {
-      Log(LogLevel::kWarn, "join through " + bootstrap_addr + " failed (" +
-                               r.status().message() + "); retrying in " +
-                               std::to_string(config_.join_retry_ms) + " ms");
-      env_->Schedule(config_.join_retry_ms, [this, alive, bootstrap_addr] {
-        if (!alive.expired()) Join(bootstrap_addr);
-      });
+      RetryJoin(bootstrap_addr, r.status().message());
       return;
     }
-    // r->owner is head(p.succ); the predecessor p is the node that answered. We take p's
-    // list (owner first) as ours, skipping an earlier life of ourselves.
-    std::vector<NodeRef> list;
-    list.push_back(r->owner);
-    list.insert(list.end(), r->successors.begin(), r->successors.end());
-    std::vector<NodeRef> mine;
-    for (const NodeRef& n : list) {
-      if (n == self_) {
-        if (mine.empty()) continue;
-        break;
-      }
-      if (std::find(mine.begin(), mine.end(), n) != mine.end()) break;
-      mine.push_back(n);
-      if (static_cast<int>(mine.size()) >= config_.successors) break;
+    if (r->predecessor == self_) {
+      RetryJoin(bootstrap_addr, "the ring still lists an earlier life of this node");
+      return;
     }
+    JoinThrough(r->predecessor, bootstrap_addr);
+  };
+  LookupStep(st);
+}
+
+void ChordNode::RememberBootstrap(const std::string& addr) {
+  if (addr == self_.addr || bootstraps_.size() >= kMaxRemembered) return;
+  if (std::find(bootstraps_.begin(), bootstraps_.end(), addr) == bootstraps_.end()) {
+    bootstraps_.push_back(addr);
+  }
+}
+
+void ChordNode::RetryJoin(const std::string& bootstrap_addr, const std::string& why) {
+  // The next attempt goes through the next bootstrap address given, if there are several.
+  ++join_attempts_;
+  Log(LogLevel::kWarn, "join through " + bootstrap_addr + " failed (" + why + "); retrying in " +
+                           std::to_string(config_.join_retry_ms) + " ms");
+  std::weak_ptr<bool> alive = alive_;
+  env_->Schedule(config_.join_retry_ms, [this, alive] {
+    if (!alive.expired()) Join();
+  });
+}
+
+void ChordNode::JoinThrough(const NodeRef& p, const std::string& bootstrap_addr) {
+  wire::Envelope req;
+  req.mutable_get_state();
+  std::weak_ptr<bool> alive = alive_;
+  Call(p, std::move(req), config_.rpc_timeout_ms, [this, alive, p, bootstrap_addr](
+                                                      const wire::Envelope* resp) {
+    if (alive.expired() || state_ != State::kJoining) return;
+    if (resp == nullptr || !resp->has_get_state_resp() || !resp->get_state_resp().joined()) {
+      RetryJoin(bootstrap_addr, "the predecessor-to-be " + p.addr + " did not answer");
+      return;
+    }
+    // succ := p.succ, skipping an earlier life of ourselves at its head; p must still be
+    // the node whose successor range holds our id.
+    std::vector<NodeRef> candidates;
+    for (const auto& info : resp->get_state_resp().successors()) {
+      if (auto n = NodeRef::FromWire(info)) candidates.push_back(std::move(*n));
+    }
+    std::optional<NodeRef> head;
+    if (!candidates.empty()) head = candidates.front();
+    if (head && *head == self_) candidates.erase(candidates.begin());
+    std::vector<NodeRef> mine = OrderedSuccessorList(candidates);
+    RememberBootstrap(p.addr);
+    for (const NodeRef& n : candidates) RememberBootstrap(n.addr);
+    if (head && !(*head == self_) && !Id::InOpen(self_.id, p.id, head->id)) {
+      RetryJoin(bootstrap_addr, "the ring changed around this node's position");
+      return;
+    }
+    if (mine.empty()) mine.push_back(p);  // p was alone
     state_ = State::kJoined;
-    awaiting_transfer_ = !mine.empty();
-    await_transfer_until_ms_ = env_->NowMs() + config_.await_transfer_ms;
+    awaiting_transfer_ = true;
     SetSuccessors(std::move(mine));
-    // prdc := p (RING.md, Join). Set directly: there is nothing of ours to hand p.
-    if (!(r->last_hop == self_)) predecessor_ = r->last_hop;
+    predecessor_ = p;  // prdc := p; set directly: nothing of ours needs handing to p
     Log(LogLevel::kInfo, "joined the ring through " + bootstrap_addr + " as " +
-                             Describe(self_) + "; successor " + Describe(successor()));
+                             Describe(self_) + "; successor " + Describe(successor()) +
+                             ", predecessor " + Describe(p));
     // Tell the successor at once, so that it hands over our keys without waiting a period.
     Stabilize();
     ScheduleTick();
-  };
-  LookupStep(st);
+  });
 }
 
 void ChordNode::Leave(std::function<void()> done) {
@@ -254,18 +301,33 @@ void ChordNode::LeaveHandOff(std::function<void()> done, int attempts_left) {
   }
   const NodeRef to = successors_.front();
   std::weak_ptr<bool> alive = alive_;
-  SendTransferBatch(to, /*for_leave=*/true,
-                    [this, alive, to, done = std::move(done), attempts_left](bool ok) mutable {
-                      if (alive.expired()) return;
-                      if (ok) {
-                        LeaveNotify(std::move(done));
-                        return;
-                      }
-                      // That successor is gone: try the next one on the list.
-                      successors_.erase(std::remove(successors_.begin(), successors_.end(), to),
-                                        successors_.end());
-                      LeaveHandOff(std::move(done), attempts_left - 1);
-                    });
+  auto next = [this, to](std::function<void()> done, int attempts_left) {
+    // That successor is gone: try the next one on the list.
+    successors_.erase(std::remove(successors_.begin(), successors_.end(), to), successors_.end());
+    LeaveHandOff(std::move(done), attempts_left - 1);
+  };
+  // A quick ping first, so that a dead successor costs one RPC timeout, not a transfer's.
+  wire::Envelope ping;
+  ping.mutable_ping();
+  Call(to, std::move(ping), config_.rpc_timeout_ms,
+       [this, alive, to, next, done = std::move(done), attempts_left](
+           const wire::Envelope* resp) mutable {
+         if (alive.expired()) return;
+         if (resp == nullptr) {
+           next(std::move(done), attempts_left);
+           return;
+         }
+         SendTransferBatch(to, /*for_leave=*/true,
+                           [this, alive, next, done = std::move(done), attempts_left](
+                               bool ok) mutable {
+                             if (alive.expired()) return;
+                             if (ok) {
+                               LeaveNotify(std::move(done));
+                               return;
+                             }
+                             next(std::move(done), attempts_left);
+                           });
+       });
 }
 
 void ChordNode::LeaveNotify(std::function<void()> done) {
@@ -305,11 +367,41 @@ void ChordNode::LeaveNotify(std::function<void()> done) {
 // ---------------------------------------------------------------------------------------
 // Periodic maintenance
 
+void ChordNode::InstallRoutingState(std::vector<NodeRef> successors,
+                                    std::optional<NodeRef> predecessor,
+                                    const std::vector<std::optional<NodeRef>>& fingers) {
+  state_ = State::kJoined;
+  successors_ = std::move(successors);
+  if (static_cast<int>(successors_.size()) > config_.successors) {
+    successors_.resize(config_.successors);
+  }
+  predecessor_ = std::move(predecessor);
+  for (int i = 0; i < Id::kBits; ++i) {
+    fingers_[i] = i < static_cast<int>(fingers.size()) ? fingers[i] : std::nullopt;
+  }
+  if (!successors_.empty()) fingers_[0] = successors_.front();
+  ScheduleTick();
+}
+
+void ChordNode::SetMaintenance(bool enabled) {
+  maintenance_ = enabled;
+  if (!enabled && tick_timer_ != 0) {
+    env_->Cancel(tick_timer_);
+    tick_timer_ = 0;
+  }
+  if (enabled && tick_timer_ == 0) ScheduleTick();
+}
+
 void ChordNode::ScheduleTick() {
   if (tick_timer_ != 0) env_->Cancel(tick_timer_);
-  // Jitter of +-25% keeps nodes started together from stabilizing in lock step.
+  tick_timer_ = 0;
+  if (!maintenance_ || state_ != State::kJoined) return;
+  // Jitter keeps nodes started together from stabilizing in lock step.
   const uint64_t base = std::max<uint64_t>(config_.stabilize_ms, 1);
-  const uint64_t delay = base * 3 / 4 + env_->Random() % (base / 2 + 1);
+  const double jitter = std::clamp(config_.stabilize_jitter, 0.0, 1.0);
+  const uint64_t low = static_cast<uint64_t>(static_cast<double>(base) * (1.0 - jitter));
+  const uint64_t span = static_cast<uint64_t>(static_cast<double>(base) * 2.0 * jitter);
+  const uint64_t delay = std::max<uint64_t>(1, low + env_->Random() % (span + 1));
   std::weak_ptr<bool> alive = alive_;
   tick_timer_ = env_->Schedule(delay, [this, alive] {
     if (alive.expired()) return;
@@ -320,10 +412,6 @@ void ChordNode::ScheduleTick() {
 
 void ChordNode::Tick() {
   if (state_ != State::kJoined) return;
-  if (awaiting_transfer_ && env_->NowMs() >= await_transfer_until_ms_) {
-    awaiting_transfer_ = false;
-    Log(LogLevel::kWarn, "no key hand-over from the successor arrived; serving the range anyway");
-  }
   Stabilize();
   CheckPredecessor();
   FixFingers();
@@ -333,10 +421,10 @@ void ChordNode::Tick() {
 void ChordNode::Stabilize() {
   if (stabilizing_ || state_ != State::kJoined) return;
   stabilizing_ = true;
-  StabilizeFromSuccessor(static_cast<int>(successors_.size()) + 1);
+  StabilizeFromSuccessor(static_cast<int>(successors_.size()) + 1, /*head_retried=*/false);
 }
 
-void ChordNode::StabilizeFromSuccessor(int attempts_left) {
+void ChordNode::StabilizeFromSuccessor(int attempts_left, bool head_retried) {
   if (state_ != State::kJoined) {
     stabilizing_ = false;
     return;
@@ -359,10 +447,26 @@ void ChordNode::StabilizeFromSuccessor(int attempts_left) {
   req.mutable_get_state();
   std::weak_ptr<bool> alive = alive_;
   Call(head, std::move(req), config_.rpc_timeout_ms,
-       [this, alive, head, attempts_left](const wire::Envelope* resp) {
+       [this, alive, head, attempts_left, head_retried](const wire::Envelope* resp) {
          if (alive.expired()) return;
          if (state_ != State::kJoined) {
            stabilizing_ = false;
+           return;
+         }
+         // A successor that answers but is no longer joined is leaving: like a dead one, it
+         // must not stay at the head (a late answer can arrive after its leave notice).
+         const bool answered = resp != nullptr && resp->has_get_state_resp();
+         if (answered && !resp->get_state_resp().joined()) {
+           std::vector<NodeRef> rest(successors_.begin(), successors_.end());
+           rest.erase(std::remove(rest.begin(), rest.end(), head), rest.end());
+           SetSuccessors(std::move(rest));
+           StabilizeFromSuccessor(attempts_left - 1, /*head_retried=*/false);
+           return;
+         }
+         if (!answered && !head_retried) {
+           // One slow answer is not proof of death: dropping a live successor on a late
+           // reply could leave us with only dead ones. Ask once more before giving up on it.
+           StabilizeFromSuccessor(attempts_left, /*head_retried=*/true);
            return;
          }
          if (resp == nullptr || !resp->has_get_state_resp()) {
@@ -374,7 +478,12 @@ void ChordNode::StabilizeFromSuccessor(int attempts_left) {
                                     (rest.empty() ? std::string("no other successor known")
                                                   : "next is " + Describe(rest.front())));
            SetSuccessors(std::move(rest));
-           StabilizeFromSuccessor(attempts_left - 1);
+           StabilizeFromSuccessor(attempts_left - 1, /*head_retried=*/false);
+           return;
+         }
+         if (successors_.empty() || !(successors_.front() == head)) {
+           // The list changed while we waited (a leave notice): this answer is stale.
+           FinishStabilize();
            return;
          }
          const auto& state = resp->get_state_resp();
@@ -401,7 +510,7 @@ void ChordNode::StabilizeFromCandidate(const NodeRef& candidate) {
            return;
          }
          // Adopt the candidate only once it has answered (liveness before adoption).
-         if (resp != nullptr && resp->has_get_state_resp() &&
+         if (resp != nullptr && resp->has_get_state_resp() && resp->get_state_resp().joined() &&
              (successors_.empty() || Id::InOpen(candidate.id, self_.id, successors_[0].id))) {
            SetSuccessors(BuildSuccessorList(candidate, resp->get_state_resp().successors()));
          }
@@ -434,6 +543,7 @@ void ChordNode::CheckPredecessor() {
       MarkDead(p);
       Log(LogLevel::kInfo, "predecessor " + Describe(p) + " did not answer; cleared");
       SetPredecessor(std::nullopt);
+      range_floor_ = p.id;
     }
   });
 }
@@ -473,6 +583,13 @@ void ChordNode::FixFingers() {
 
 void ChordNode::Rectify(const NodeRef& n, bool wants_keys) {
   if (n == self_ || state_ != State::kJoined) return;
+  auto gone = std::find(departed_.begin(), departed_.end(), n.id);
+  if (gone != departed_.end()) {
+    // A late notify from a node that has told us it left. Only a fresh join (a restart
+    // on the same address) brings it back.
+    if (!wants_keys) return;
+    departed_.erase(gone);
+  }
   if (!predecessor_ || Id::InOpen(n.id, predecessor_->id, self_.id)) {
     SetPredecessor(n);
     return;
@@ -513,6 +630,7 @@ void ChordNode::SetPredecessor(std::optional<NodeRef> p) {
   const bool changed = p.has_value() != predecessor_.has_value() ||
                        (p && predecessor_ && !(*p == *predecessor_));
   predecessor_ = std::move(p);
+  if (predecessor_) range_floor_.reset();
   if (!changed) return;
   ++counters_.predecessor_changes;
   Log(LogLevel::kInfo,
@@ -528,16 +646,25 @@ void ChordNode::MarkDead(const NodeRef& n) {
 
 std::vector<NodeRef> ChordNode::BuildSuccessorList(
     const NodeRef& head, const google::protobuf::RepeatedPtrField<wire::NodeInfo>& rest) const {
-  std::vector<NodeRef> out;
-  if (head == self_) return out;
-  out.push_back(head);
+  std::vector<NodeRef> candidates{head};
   for (const auto& info : rest) {
+    if (auto n = NodeRef::FromWire(info)) candidates.push_back(std::move(*n));
+  }
+  return OrderedSuccessorList(candidates);
+}
+
+std::vector<NodeRef> ChordNode::OrderedSuccessorList(const std::vector<NodeRef>& candidates) const {
+  // Each entry must lie strictly clockwise after the previous one and before this node. A
+  // list that reaches us has wrapped around the ring; one that jumps past us is stale (it
+  // skips this node): either way the rest is not our successors, and keeping it would
+  // disorder the list. A shorter list is refilled by the next stabilization.
+  std::vector<NodeRef> out;
+  const Id* prev = &self_.id;
+  for (const NodeRef& n : candidates) {
     if (static_cast<int>(out.size()) >= config_.successors) break;
-    auto n = NodeRef::FromWire(info);
-    if (!n) continue;  // not self-authenticating: ignore
-    if (*n == self_) break;  // the list has wrapped around the ring
-    if (std::find(out.begin(), out.end(), *n) != out.end()) break;
-    out.push_back(*n);
+    if (n == self_ || !Id::InOpen(n.id, *prev, self_.id)) break;
+    out.push_back(n);
+    prev = &out.back().id;
   }
   return out;
 }
@@ -561,16 +688,57 @@ std::vector<NodeRef> ChordNode::ClosestPreceding(const Id& target, int max) cons
   return out;
 }
 
+bool ChordNode::OwnerFromSuccessors(const Id& target, NodeRef* predecessor,
+                                    std::vector<NodeRef>* owners) const {
+  if (successors_.empty()) {  // alone: we own everything
+    *predecessor = self_;
+    *owners = {self_};
+    return true;
+  }
+  // The successor list spans (self, last]: the owner is the first entry at or after target.
+  const NodeRef* prev = &self_;
+  for (size_t i = 0; i < successors_.size(); ++i) {
+    if (Id::InHalfOpen(target, prev->id, successors_[i].id)) {
+      *predecessor = *prev;
+      owners->assign(successors_.begin() + static_cast<std::ptrdiff_t>(i), successors_.end());
+      return true;
+    }
+    prev = &successors_[i];
+  }
+  return false;
+}
+
+std::optional<Id> ChordNode::RangeStart() const {
+  if (predecessor_ && !(*predecessor_ == self_)) return predecessor_->id;
+  if (successors_.empty()) return std::nullopt;  // alone: the whole ring
+  return range_floor_;  // predecessor unknown: where our range last started, if known
+}
+
 bool ChordNode::Owns(const Id& key_id) const {
   if (state_ != State::kJoined) return false;
-  if (!predecessor_ || *predecessor_ == self_) return true;
-  return Id::InHalfOpen(key_id, predecessor_->id, self_.id);
+  const auto start = RangeStart();
+  return !start || Id::InHalfOpen(key_id, *start, self_.id);
 }
 
 uint64_t ChordNode::PrimaryKeyCount() const {
   if (state_ != State::kJoined && state_ != State::kLeaving) return 0;
-  if (!predecessor_ || *predecessor_ == self_) return store_->Count();
-  return store_->CountInRange(predecessor_->id, self_.id);
+  const auto start = RangeStart();
+  if (!start) return store_->Count();
+  return store_->CountInRange(*start, self_.id);
+}
+
+Status ChordNode::StoreIfNewer(const Id& key_id, const wire::Record& rec) {
+  clock_ = std::max(clock_, rec.version());
+  wire::Record old;
+  Status s = store_->Get(key_id, rec.key(), &old);
+  if (s.ok()) {
+    // Last writer wins; equal versions are ordered by value so that every node decides alike.
+    if (old.version() > rec.version()) return Status::Ok();
+    if (old.version() == rec.version() && old.value() >= rec.value()) return Status::Ok();
+  } else if (!s.IsNotFound()) {
+    return s;
+  }
+  return store_->Put(key_id, rec);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -586,22 +754,16 @@ void ChordNode::Lookup(const Id& target, bool verify_owner, LookupCallback done)
     st->done(Status::Unavailable("this node has not joined a ring yet"));
     return;
   }
-  st->last_hop = self_;
-  if (successors_.empty() || Id::InHalfOpen(target, self_.id, successors_.front().id)) {
+  std::vector<NodeRef> owners;
+  if (OwnerFromSuccessors(target, &st->predecessor, &owners)) {
     // We are the last hop ourselves.
-    std::vector<NodeRef> owners;
-    if (successors_.empty()) {
-      owners.push_back(self_);
-    } else {
-      owners = successors_;
-    }
     if (verify_owner) {
       LookupVerify(st, std::move(owners), 0);
     } else {
       LookupResult r;
       r.owner = owners.front();
       r.successors.assign(owners.begin() + 1, owners.end());
-      r.last_hop = self_;
+      r.predecessor = st->predecessor;
       st->done(std::move(r));
     }
     return;
@@ -652,6 +814,7 @@ void ChordNode::LookupStep(std::shared_ptr<LookupState> st) {
       return;
     }
     ++st->hops;
+    if (st->answered.size() < kMaxRemembered) st->answered.push_back(hop.addr);
     const auto& r = resp->find_next_hop_resp();
     std::vector<NodeRef> nodes;
     for (const auto& info : r.nodes()) {
@@ -659,7 +822,8 @@ void ChordNode::LookupStep(std::shared_ptr<LookupState> st) {
     }
     if (r.done()) {
       if (nodes.empty()) nodes.push_back(hop);  // the hop is alone: it owns everything
-      st->last_hop = hop;
+      auto pred = r.has_predecessor() ? NodeRef::FromWire(r.predecessor()) : std::nullopt;
+      st->predecessor = pred ? *pred : hop;
       if (st->verify_owner) {
         LookupVerify(st, std::move(nodes), 0);
         return;
@@ -668,7 +832,7 @@ void ChordNode::LookupStep(std::shared_ptr<LookupState> st) {
       LookupResult out;
       out.owner = nodes.front();
       out.successors.assign(nodes.begin() + 1, nodes.end());
-      out.last_hop = hop;
+      out.predecessor = st->predecessor;
       out.hops = st->hops;
       out.timeouts = st->timeouts;
       st->done(std::move(out));
@@ -691,7 +855,7 @@ void ChordNode::LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRe
     LookupResult out;
     out.owner = owners[index];
     out.successors.assign(owners.begin() + index + 1, owners.end());
-    out.last_hop = st->last_hop;
+    out.predecessor = st->predecessor;
     out.hops = st->hops;
     out.timeouts = st->timeouts;
     st->done(std::move(out));
@@ -746,7 +910,7 @@ void ChordNode::SendTransferBatch(const NodeRef& to, bool for_leave,
   self_.ToWire(t->mutable_from());
   size_t bytes = 0;
   bool more = false;
-  std::vector<std::pair<Id, std::string>> sent;
+  std::vector<SentRecord> sent;
   Status s = store_->Scan(from_id, to_id, [&](const Id& id, const wire::Record& rec) {
     const size_t size = rec.key().size() + rec.value().size() + 32;
     if (!sent.empty() && bytes + size > config_.transfer_batch_bytes) {
@@ -754,7 +918,7 @@ void ChordNode::SendTransferBatch(const NodeRef& to, bool for_leave,
       return false;
     }
     *t->add_records() = rec;
-    sent.emplace_back(id, rec.key());
+    sent.push_back(SentRecord{id, rec.key(), rec.version()});
     bytes += size;
     return true;
   });
@@ -787,8 +951,13 @@ void ChordNode::SendTransferBatch(const NodeRef& to, bool for_leave,
            done(false);
            return;
          }
-         for (const auto& [id, key] : sent) {
-           Status s = store_->Erase(id, key);
+         for (const SentRecord& r : sent) {
+           // Keep a key that has become ours again meanwhile (the receiver left and handed
+           // it back) or that was rewritten since it was sent.
+           if (!for_leave && Owns(r.id)) continue;
+           wire::Record current;
+           if (!store_->Get(r.id, r.key, &current).ok() || current.version() != r.version) continue;
+           Status s = store_->Erase(r.id, r.key);
            if (!s.ok()) Log(LogLevel::kError, "cannot drop a handed-over key: " + s.message());
          }
          counters_.keys_sent += sent.size();
@@ -943,7 +1112,7 @@ wire::DataResponse ChordNode::ApplyDirect(const wire::Envelope& request) {
     return resp;
   }
   const Id key_id = Id::Sha1(key);
-  if (!Owns(key_id) || (awaiting_transfer_ && env_->NowMs() < await_transfer_until_ms_)) {
+  if (!Owns(key_id) || awaiting_transfer_) {
     resp.set_code(wire::NOT_OWNER);
     resp.set_error(awaiting_transfer_ ? self_.addr + " is still receiving its keys"
                                       : self_.addr + " does not own the key");
@@ -955,10 +1124,16 @@ wire::DataResponse ChordNode::ApplyDirect(const wire::Envelope& request) {
     return resp;
   }
   if (request.has_put()) {
+    // Versions are a Lamport clock: above every version this node has stored or received,
+    // so a write acknowledged here outranks any older copy that a hand-over brings later.
+    wire::Record old;
+    if (store_->Get(key_id, key, &old).ok()) clock_ = std::max(clock_, old.version());
+    clock_ = std::max(clock_ + 1, request.put().version());
     wire::Record rec;
     rec.set_key(key);
     rec.set_value(request.put().value());
-    rec.set_version(request.put().version());
+    rec.set_version(clock_);
+    resp.set_version(clock_);
     Status s = store_->Put(key_id, rec);
     resp.set_code(s.ok() ? wire::OK : wire::UNAVAILABLE);
     if (!s.ok()) resp.set_error("the owner could not store the key: " + s.message());
@@ -1013,12 +1188,12 @@ void ChordNode::HandleFindNextHop(ReplyToken from, const wire::Envelope& req) {
     Reply(from, req.request_id(), std::move(reply));
     return;
   }
-  if (successors_.empty()) {
+  NodeRef pred;
+  std::vector<NodeRef> owners;
+  if (OwnerFromSuccessors(*target, &pred, &owners)) {
     r->set_done(true);
-    self_.ToWire(r->add_nodes());
-  } else if (Id::InHalfOpen(*target, self_.id, successors_.front().id)) {
-    r->set_done(true);
-    for (const NodeRef& s : successors_) s.ToWire(r->add_nodes());
+    for (const NodeRef& n : owners) n.ToWire(r->add_nodes());
+    pred.ToWire(r->mutable_predecessor());
   } else {
     std::vector<NodeRef> next = ClosestPreceding(*target, config_.next_hop_candidates);
     if (next.empty()) next.push_back(successors_.front());
@@ -1032,14 +1207,15 @@ void ChordNode::HandleTransfer(ReplyToken from, const wire::Envelope& req) {
   wire::Envelope reply;
   auto* r = reply.mutable_transfer_resp();
   r->set_code(wire::OK);
-  if (state_ == State::kLeft) {
+  if (state_ != State::kJoined) {
+    // A leaving node has already gathered what it hands on: it must not take more.
     r->set_code(wire::SHUTTING_DOWN);
     Reply(from, req.request_id(), std::move(reply));
     return;
   }
   for (const auto& rec : t.records()) {
     if (rec.key().empty() || rec.key().size() > config_.max_key_bytes) continue;
-    Status s = store_->Put(Id::Sha1(rec.key()), rec);
+    Status s = StoreIfNewer(Id::Sha1(rec.key()), rec);
     if (!s.ok()) {
       r->set_code(wire::UNAVAILABLE);
       Log(LogLevel::kError, "cannot store handed-over keys: " + s.message());
@@ -1052,7 +1228,10 @@ void ChordNode::HandleTransfer(ReplyToken from, const wire::Envelope& req) {
       Log(LogLevel::kInfo, "received " + std::to_string(t.records_size()) + " keys from " +
                                t.from().addr());
     }
-    if (t.last()) awaiting_transfer_ = false;
+    // Our range comes from our successor; a hand-over from anyone else (a leaving
+    // predecessor) does not end the wait.
+    auto sender = NodeRef::FromWire(t.from());
+    if (t.last() && sender && *sender == successor()) awaiting_transfer_ = false;
   }
   Reply(from, req.request_id(), std::move(reply));
 }
@@ -1066,22 +1245,25 @@ void ChordNode::HandleLeave(ReplyToken from, const wire::Envelope& req) {
   if (!leaver || state_ != State::kJoined) return;
   Log(LogLevel::kInfo, Describe(*leaver) + " is leaving the ring");
   MarkDead(*leaver);
+  if (std::find(departed_.begin(), departed_.end(), leaver->id) == departed_.end()) {
+    departed_.push_back(leaver->id);
+    if (departed_.size() > kMaxRemembered) departed_.pop_front();
+  }
   if (predecessor_ && *predecessor_ == *leaver) {
-    // Its keys are already here; its predecessor will notify us shortly.
+    // Its keys are already here; its predecessor will notify us shortly. Until then our
+    // range starts where the leaver's did.
+    auto leaver_pred = l.has_predecessor() ? NodeRef::FromWire(l.predecessor()) : std::nullopt;
     SetPredecessor(std::nullopt);
+    range_floor_ = leaver_pred ? leaver_pred->id : leaver->id;
   }
   if (!successors_.empty() && successors_.front() == *leaver) {
     // We just heard the leaver's list from the leaver itself: take it, minus the leaver.
-    std::vector<NodeRef> list;
+    std::vector<NodeRef> candidates;
     for (const auto& info : l.successors()) {
       auto n = NodeRef::FromWire(info);
-      if (!n) continue;
-      if (*n == self_) break;
-      if (*n == *leaver || std::find(list.begin(), list.end(), *n) != list.end()) continue;
-      list.push_back(*n);
-      if (static_cast<int>(list.size()) >= config_.successors) break;
+      if (n && !(*n == *leaver)) candidates.push_back(std::move(*n));
     }
-    SetSuccessors(std::move(list));
+    SetSuccessors(OrderedSuccessorList(candidates));
     Stabilize();
   } else {
     std::vector<NodeRef> rest = successors_;

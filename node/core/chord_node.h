@@ -7,6 +7,7 @@
 #define CHORD_NODE_CORE_CHORD_NODE_H_
 
 #include <array>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -29,7 +30,7 @@ namespace chord {
 struct LookupResult {
   NodeRef owner;                    // first node clockwise from the target
   std::vector<NodeRef> successors;  // the nodes after the owner, as the last hop knew them
-  NodeRef last_hop;                 // the node that answered with the owner (its predecessor)
+  NodeRef predecessor;              // the node just before the owner
   int hops = 0;                     // lookup RPCs answered
   int timeouts = 0;                 // peers that did not answer
 };
@@ -56,11 +57,22 @@ class ChordNode {
   ChordNode& operator=(const ChordNode&) = delete;
 
   // Starts a new ring of one (no bootstrap) or joins the ring that `bootstrap_addr` is in.
-  // A failed join is retried every join_retry_ms until it succeeds or the node leaves.
+  // A failed join is retried every join_retry_ms until it succeeds or the node leaves; with
+  // several bootstrap addresses the attempts go through them in turn.
   void Start(const std::string& bootstrap_addr = "");
+  void Start(const std::vector<std::string>& bootstrap_addrs);
   // Graceful leave: stop maintenance, hand every record to the successor, tell the
   // neighbours, then call `done` (always called, also when the hand-off failed).
   void Leave(std::function<void()> done);
+
+  // Simulator and test seam: become a joined member at once with the given routing state, as
+  // if join and stabilization had already converged (fingers[i] = successor(self + 2^i),
+  // nullopt where that is this node). Used to build rings of thousands of nodes quickly.
+  void InstallRoutingState(std::vector<NodeRef> successors, std::optional<NodeRef> predecessor,
+                           const std::vector<std::optional<NodeRef>>& fingers);
+  // Stops (false) or restarts (true) the periodic stabilize / check-predecessor /
+  // fix-fingers round. A stopped node still answers requests and runs lookups.
+  void SetMaintenance(bool enabled);
 
   // Input from the environment.
   void OnRequest(ReplyToken from, const wire::Envelope& request);
@@ -97,6 +109,11 @@ class ChordNode {
   };
   struct LookupState;
   struct DataOp;
+  struct SentRecord {
+    Id id;
+    std::string key;
+    uint64_t version;
+  };
 
   // --- RPC plumbing
   void Call(const NodeRef& to, wire::Envelope request, uint64_t timeout_ms, ResponseFn on_done);
@@ -104,11 +121,15 @@ class ChordNode {
   void FinishCall(uint64_t request_id, const wire::Envelope* response);
 
   // --- ring maintenance
-  void Join(const std::string& bootstrap_addr);
+  void Join();
+  void JoinThrough(const NodeRef& p, const std::string& bootstrap_addr);
+  void RetryJoin(const std::string& bootstrap_addr, const std::string& why);
+  // Adds a member heard from during a join attempt to the addresses joins go through.
+  void RememberBootstrap(const std::string& addr);
   void ScheduleTick();
   void Tick();
   void Stabilize();
-  void StabilizeFromSuccessor(int attempts_left);
+  void StabilizeFromSuccessor(int attempts_left, bool head_retried);
   void StabilizeFromCandidate(const NodeRef& candidate);
   void FinishStabilize();
   void CheckPredecessor();
@@ -116,10 +137,21 @@ class ChordNode {
   void Rectify(const NodeRef& n, bool wants_keys);
   void SetSuccessors(std::vector<NodeRef> list);
   void SetPredecessor(std::optional<NodeRef> p);
+  // Where this node's range (start, self] begins; nullopt: the whole ring.
+  std::optional<Id> RangeStart() const;
+  // Stores `rec` unless a record with a newer version is already there.
+  Status StoreIfNewer(const Id& key_id, const wire::Record& rec);
   void MarkDead(const NodeRef& n);
   // [head] + list, cut where it wraps back to this node, without duplicates, at most S long.
   std::vector<NodeRef> BuildSuccessorList(const NodeRef& head,
                                           const google::protobuf::RepeatedPtrField<wire::NodeInfo>& rest) const;
+  // When `target` falls within the span of our successor list, sets the node just before
+  // its owner and the owner followed by the rest of the list, and returns true.
+  bool OwnerFromSuccessors(const Id& target, NodeRef* predecessor,
+                           std::vector<NodeRef>* owners) const;
+  // The longest prefix of `candidates` that is a well-ordered successor list for this node:
+  // strictly clockwise, never reaching or passing this node, at most S long.
+  std::vector<NodeRef> OrderedSuccessorList(const std::vector<NodeRef>& candidates) const;
   // Up to `max` known nodes strictly between this node and `target`, closest to it first.
   std::vector<NodeRef> ClosestPreceding(const Id& target, int max) const;
 
@@ -163,14 +195,18 @@ class ChordNode {
   std::array<std::optional<NodeRef>, Id::kBits> fingers_;
   int next_finger_ = 1;
 
+  bool maintenance_ = true;
   bool stabilizing_ = false;
   bool checking_predecessor_ = false;
   bool fixing_fingers_ = false;
   bool transferring_ = false;
-  bool awaiting_transfer_ = false;
-  uint64_t await_transfer_until_ms_ = 0;
+  bool awaiting_transfer_ = false;  // joined, but the successor has not handed our keys over
+  std::optional<Id> range_floor_;   // start of our range while the predecessor is unknown
+  std::deque<Id> departed_;         // nodes that told us they left (bounded)
+  uint64_t clock_ = 0;              // Lamport clock for record versions
   TimerId tick_timer_ = 0;
-  std::string bootstrap_addr_;
+  std::vector<std::string> bootstraps_;
+  size_t join_attempts_ = 0;
 
   uint64_t next_request_id_ = 1;
   std::unordered_map<uint64_t, PendingCall> pending_;

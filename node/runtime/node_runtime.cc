@@ -82,8 +82,8 @@ Status NodeRuntime::Start() {
 
   auto listen_addr = ParseIpv4Address(options_.listen_addr);
   if (!listen_addr.ok()) return listen_addr.status();
-  if (!options_.join_addr.empty()) {
-    auto join_addr = ParseIpv4Address(options_.join_addr);
+  for (const std::string& join : options_.join_addrs) {
+    auto join_addr = ParseIpv4Address(join);
     if (!join_addr.ok()) return join_addr.status();
   }
 
@@ -110,7 +110,7 @@ Status NodeRuntime::Start() {
 
   node_ = std::make_unique<ChordNode>(this, store_, options_.node,
                                       NodeRef::ForAddress(options_.listen_addr));
-  node_->Start(options_.join_addr);
+  node_->Start(options_.join_addrs);
   SweepConnections();
   return Status::Ok();
 }

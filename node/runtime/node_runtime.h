@@ -38,7 +38,7 @@ class TimerQueue;
 
 struct RuntimeOptions {
   std::string listen_addr;  // HOST:PORT to bind; also the address advertised to peers
-  std::string join_addr;    // a ring member to join through; empty: start a new ring
+  std::vector<std::string> join_addrs;  // ring members to join through; empty: a new ring
   NodeConfig node;
   uint32_t max_frame_bytes = kDefaultMaxFrameBytes;
   // Accepted connections with no traffic for this long are closed. Dialed connections are
@@ -60,7 +60,7 @@ class NodeRuntime final : public Environment {
   NodeRuntime& operator=(const NodeRuntime&) = delete;
 
   // Binds the listener, installs the signal handlers and starts the node (joining
-  // options.join_addr if set). InvalidArgument for a malformed address, Unavailable when the
+  // options.join_addrs if set). InvalidArgument for a malformed address, Unavailable when the
   // address cannot be bound. Call once.
   Status Start();
   // Runs the loop until the runtime stops, then closes every handle and the loop.

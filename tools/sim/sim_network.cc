@@ -21,6 +21,7 @@ class SimNetwork::NodeEnv final : public Environment {
     net_->Post(net_->Latency(), [net, addr, from, request] {
       auto it = net->hosts_.find(addr);
       if (it == net->hosts_.end() || !it->second->node) return;  // nobody there
+      net->Touch(it->second->index);
       it->second->node->OnRequest(from, request);
     });
   }
@@ -37,15 +38,17 @@ class SimNetwork::NodeEnv final : public Environment {
       }
       auto it = net->by_index_.find(to);
       if (it == net->by_index_.end() || !it->second->node) return;
+      net->Touch(to);
       it->second->node->OnResponse(reply);
     });
   }
 
   TimerId Schedule(uint64_t delay_ms, std::function<void()> fn) override {
-    return net_->Schedule(delay_ms, std::move(fn));
+    return net_->Schedule(index_, delay_ms, std::move(fn));
   }
   void Cancel(TimerId id) override {
-    if (id != 0) net_->cancelled_.insert(id);
+    // Only a timer that has not fired yet needs remembering until its event comes up.
+    if (id != 0 && net_->pending_timers_.erase(id) != 0) net_->cancelled_.insert(id);
   }
   void Log(LogLevel, std::string_view) override {}
 
@@ -61,14 +64,25 @@ SimNetwork::~SimNetwork() {
   for (auto& [addr, host] : hosts_) host->node.reset();
 }
 
-TimerId SimNetwork::Schedule(uint64_t delay_ms, std::function<void()> fn) {
+TimerId SimNetwork::Schedule(uint64_t host, uint64_t delay_ms, std::function<void()> fn) {
   const TimerId id = next_timer_++;
-  queue_.push(Event{now_ms_ + delay_ms, seq_++, id, std::move(fn)});
+  pending_timers_.insert(id);
+  queue_.push(Event{now_ms_ + delay_ms, seq_++, id, host, std::move(fn)});
   return id;
 }
 
 void SimNetwork::Post(uint64_t delay_ms, std::function<void()> fn) {
-  queue_.push(Event{now_ms_ + delay_ms, seq_++, 0, std::move(fn)});
+  queue_.push(Event{now_ms_ + delay_ms, seq_++, 0, 0, std::move(fn)});
+}
+
+void SimNetwork::At(uint64_t delay_ms, const std::string& addr,
+                    std::function<void(ChordNode*)> fn) {
+  Post(delay_ms, [this, addr, fn = std::move(fn)] {
+    auto it = hosts_.find(addr);
+    if (it == hosts_.end() || !it->second->node) return;
+    Touch(it->second->index);
+    fn(it->second->node.get());
+  });
 }
 
 uint64_t SimNetwork::Latency() {
@@ -84,6 +98,13 @@ bool SimNetwork::Lost() {
 
 ChordNode* SimNetwork::AddNode(const std::string& addr, const NodeConfig& config,
                                const std::string& bootstrap) {
+  std::vector<std::string> bootstraps;
+  if (!bootstrap.empty()) bootstraps.push_back(bootstrap);
+  return AddNode(addr, config, bootstraps);
+}
+
+ChordNode* SimNetwork::AddNode(const std::string& addr, const NodeConfig& config,
+                               const std::vector<std::string>& bootstraps) {
   auto host = std::make_unique<Host>();
   host->addr = addr;
   host->index = next_host_index_++;
@@ -95,7 +116,7 @@ ChordNode* SimNetwork::AddNode(const std::string& addr, const NodeConfig& config
   by_index_[host->index] = host.get();
   RemoveHost(addr);
   hosts_[addr] = std::move(host);
-  node->Start(bootstrap);
+  node->Start(bootstraps);
   return node;
 }
 
@@ -112,7 +133,14 @@ void SimNetwork::Crash(const std::string& addr) { RemoveHost(addr); }
 void SimNetwork::Leave(const std::string& addr) {
   ChordNode* n = node(addr);
   if (n == nullptr) return;
-  n->Leave([this, addr] { Post(0, [this, addr] { RemoveHost(addr); }); });
+  const uint64_t index = hosts_[addr]->index;
+  n->Leave([this, addr, index] {
+    // Remove this incarnation only: the address may have been reused by then.
+    Post(0, [this, addr, index] {
+      auto it = hosts_.find(addr);
+      if (it != hosts_.end() && it->second->index == index) RemoveHost(addr);
+    });
+  });
 }
 
 void SimNetwork::ClientCall(const std::string& addr, wire::Envelope request, uint64_t timeout_ms,
@@ -123,6 +151,7 @@ void SimNetwork::ClientCall(const std::string& addr, wire::Envelope request, uin
   Post(Latency(), [this, addr, token, request] {
     auto it = hosts_.find(addr);
     if (it == hosts_.end() || !it->second->node) return;
+    Touch(it->second->index);
     it->second->node->OnRequest(token, request);
   });
   Post(timeout_ms, [this, token] {
@@ -134,14 +163,22 @@ void SimNetwork::ClientCall(const std::string& addr, wire::Envelope request, uin
   });
 }
 
-bool SimNetwork::Step() {
-  while (!queue_.empty()) {
+bool SimNetwork::Step(uint64_t limit_ms) {
+  while (!queue_.empty() && queue_.top().at_ms <= limit_ms) {
     Event e = std::move(const_cast<Event&>(queue_.top()));
     queue_.pop();
-    if (e.timer != 0 && cancelled_.erase(e.timer) != 0) continue;
+    if (e.timer != 0) {
+      if (cancelled_.erase(e.timer) != 0) continue;
+      pending_timers_.erase(e.timer);
+    }
     now_ms_ = e.at_ms;
     ++events_;
+    touched_ = e.host;
     e.fn();
+    if (after_event_) {
+      auto it = by_index_.find(touched_);
+      after_event_(it == by_index_.end() ? nullptr : it->second->node.get());
+    }
     return true;
   }
   return false;
@@ -149,15 +186,15 @@ bool SimNetwork::Step() {
 
 void SimNetwork::RunFor(uint64_t ms) {
   const uint64_t end = now_ms_ + ms;
-  while (!queue_.empty() && queue_.top().at_ms <= end) Step();
-  now_ms_ = end;
+  while (Step(end)) {
+  }
+  now_ms_ = std::max(now_ms_, end);
 }
 
 bool SimNetwork::RunUntil(const std::function<bool()>& done, uint64_t max_ms) {
   const uint64_t end = now_ms_ + max_ms;
   if (done()) return true;
-  while (!queue_.empty() && queue_.top().at_ms <= end) {
-    Step();
+  while (Step(end)) {
     if (done()) return true;
   }
   now_ms_ = std::max(now_ms_, end);

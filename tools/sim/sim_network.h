@@ -43,6 +43,9 @@ class SimNetwork {
   // `bootstrap` is empty, otherwise a join through it. Returns the node.
   ChordNode* AddNode(const std::string& addr, const NodeConfig& config,
                      const std::string& bootstrap = "");
+  // The same with several bootstrap addresses, tried in turn until the join succeeds.
+  ChordNode* AddNode(const std::string& addr, const NodeConfig& config,
+                     const std::vector<std::string>& bootstraps);
   // The node stops at once, without a word to anyone; its state and keys are gone.
   void Crash(const std::string& addr);
   // Graceful leave; the node is removed once its hand-off finished.
@@ -57,6 +60,15 @@ class SimNetwork {
   // Runs until `done()` is true, checking after every event; false if `max_ms` passed first.
   bool RunUntil(const std::function<bool()>& done, uint64_t max_ms);
 
+  // Called after every event with the node the event ran on (null for none), e.g. to
+  // re-check that node's invariants.
+  void set_after_event(std::function<void(ChordNode* touched)> hook) {
+    after_event_ = std::move(hook);
+  }
+  // Runs `fn` on the simulated clock `delay_ms` from now, on behalf of node `addr` (the
+  // event is skipped if that node is gone by then).
+  void At(uint64_t delay_ms, const std::string& addr, std::function<void(ChordNode*)> fn);
+
   uint64_t now_ms() const { return now_ms_; }
   uint64_t events_processed() const { return events_; }
   std::mt19937_64& rng() { return rng_; }
@@ -64,6 +76,8 @@ class SimNetwork {
   // The live node on `addr`, or null.
   ChordNode* node(const std::string& addr) const;
   MemoryStore* store(const std::string& addr) const;
+  // Number of live nodes (any state).
+  size_t live_count() const { return hosts_.size(); }
   // Live nodes (joined or joining), in id order.
   std::vector<ChordNode*> LiveNodes() const;
 
@@ -80,6 +94,7 @@ class SimNetwork {
     uint64_t at_ms;
     uint64_t seq;
     TimerId timer;  // 0 for message deliveries
+    uint64_t host;  // the node whose timer this is; 0 when not a timer
     std::function<void()> fn;
   };
   struct Later {
@@ -88,12 +103,15 @@ class SimNetwork {
     }
   };
 
-  TimerId Schedule(uint64_t delay_ms, std::function<void()> fn);
+  TimerId Schedule(uint64_t host, uint64_t delay_ms, std::function<void()> fn);
+  // Records that the current event ran on `host` (for the after-event hook).
+  void Touch(uint64_t host) { touched_ = host; }
   void Post(uint64_t delay_ms, std::function<void()> fn);
   uint64_t Latency();
   bool Lost();
   void RemoveHost(const std::string& addr);
-  bool Step();
+  // Runs the next event due at or before `limit_ms`; false when there is none.
+  bool Step(uint64_t limit_ms);
 
   SimOptions options_;
   std::mt19937_64 rng_;
@@ -103,12 +121,15 @@ class SimNetwork {
   TimerId next_timer_ = 1;
   uint64_t next_host_index_ = 1;
   std::priority_queue<Event, std::vector<Event>, Later> queue_;
-  std::unordered_set<TimerId> cancelled_;
+  std::unordered_set<TimerId> pending_timers_;  // scheduled, not fired, not cancelled
+  std::unordered_set<TimerId> cancelled_;       // cancelled, event still queued
   std::map<std::string, std::unique_ptr<Host>> hosts_;
   std::unordered_map<uint64_t, Host*> by_index_;
   // Client calls in flight: token -> callback.
   uint64_t next_client_token_ = 1ull << 62;
   std::unordered_map<uint64_t, ClientCallback> clients_;
+  std::function<void(ChordNode*)> after_event_;
+  uint64_t touched_ = 0;
 };
 
 }  // namespace chord::sim
