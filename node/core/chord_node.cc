@@ -200,6 +200,10 @@ void ChordNode::Join() {
     // Every member that answered is a further way into the ring, should the bootstraps
     // given at start leave before the join completes.
     for (const std::string& a : st->answered) RememberBootstrap(a);
+    if (r.ok()) {
+      RememberBootstrap(r->owner.addr);
+      for (const NodeRef& n : r->successors) RememberBootstrap(n.addr);
+    }
     if (!r.ok()) {
       RetryJoin(bootstrap_addr, r.status().message());
       return;
@@ -512,7 +516,16 @@ void ChordNode::StabilizeFromCandidate(const NodeRef& candidate) {
          // Adopt the candidate only once it has answered (liveness before adoption).
          if (resp != nullptr && resp->has_get_state_resp() && resp->get_state_resp().joined() &&
              (successors_.empty() || Id::InOpen(candidate.id, self_.id, successors_[0].id))) {
-           SetSuccessors(BuildSuccessorList(candidate, resp->get_state_resp().successors()));
+           // [c] + c.succ, merged with the list we just took from the old head (heard from
+           // in this same round): if c's list is stale, the old head still backs it up.
+           std::vector<NodeRef> merged = BuildSuccessorList(candidate, resp->get_state_resp().successors());
+           for (const NodeRef& n : successors_) {
+             if (std::find(merged.begin(), merged.end(), n) == merged.end()) merged.push_back(n);
+           }
+           std::sort(merged.begin(), merged.end(), [this](const NodeRef& a, const NodeRef& b) {
+             return Id::Distance(self_.id, a.id) < Id::Distance(self_.id, b.id);
+           });
+           SetSuccessors(OrderedSuccessorList(merged));
          }
          FinishStabilize();
        });
@@ -1257,12 +1270,19 @@ void ChordNode::HandleLeave(ReplyToken from, const wire::Envelope& req) {
     range_floor_ = leaver_pred ? leaver_pred->id : leaver->id;
   }
   if (!successors_.empty() && successors_.front() == *leaver) {
-    // We just heard the leaver's list from the leaver itself: take it, minus the leaver.
-    std::vector<NodeRef> candidates;
+    // We just heard the leaver's list from the leaver itself. Merge it with the rest of
+    // ours, in clockwise order from us: the leaver's may be stale and skip past us.
+    std::vector<NodeRef> candidates(successors_.begin() + 1, successors_.end());
     for (const auto& info : l.successors()) {
       auto n = NodeRef::FromWire(info);
-      if (n && !(*n == *leaver)) candidates.push_back(std::move(*n));
+      if (n && !(*n == *leaver) && !(*n == self_) &&
+          std::find(candidates.begin(), candidates.end(), *n) == candidates.end()) {
+        candidates.push_back(std::move(*n));
+      }
     }
+    std::sort(candidates.begin(), candidates.end(), [this](const NodeRef& a, const NodeRef& b) {
+      return Id::Distance(self_.id, a.id) < Id::Distance(self_.id, b.id);
+    });
     SetSuccessors(OrderedSuccessorList(candidates));
     Stabilize();
   } else {

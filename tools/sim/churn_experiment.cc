@@ -17,6 +17,7 @@ namespace {
 constexpr uint64_t kRingCheckPeriodMs = 1000;
 constexpr uint64_t kLookupDrainMs = 60000;
 constexpr int kDepartureTries = 8;
+constexpr size_t kBootstraps = 3;
 
 class ChurnRun {
  public:
@@ -160,7 +161,7 @@ class ChurnRun {
     // Through a random live member; two more random members are fallbacks in case it leaves
     // before the join completes (as an operator would give --join A,B,C).
     std::vector<std::string> bootstraps;
-    for (int i = 0; i < 3; ++i) {
+    for (size_t i = 0; i < 3 * kBootstraps && bootstraps.size() < kBootstraps; ++i) {
       const std::string& a = members[net_.rng()() % members.size()]->self().addr;
       if (std::find(bootstraps.begin(), bootstraps.end(), a) == bootstraps.end()) {
         bootstraps.push_back(a);
