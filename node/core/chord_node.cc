@@ -709,8 +709,14 @@ bool ChordNode::OwnerFromSuccessors(const Id& target, NodeRef* predecessor,
     return true;
   }
   // The successor list spans (self, last]: the owner is the first entry at or after target.
+  // Answer from deep in the list only while enough entries follow the owner to skip dead
+  // ones (at least half of S); otherwise the node just before is the better last hop.
+  const size_t keep = static_cast<size_t>((config_.successors + 1) / 2);
   const NodeRef* prev = &self_;
   for (size_t i = 0; i < successors_.size(); ++i) {
+    if (i > 0 && successors_.size() - i < keep && static_cast<int>(successors_.size()) >= config_.successors) {
+      return false;
+    }
     if (Id::InHalfOpen(target, prev->id, successors_[i].id)) {
       *predecessor = *prev;
       owners->assign(successors_.begin() + static_cast<std::ptrdiff_t>(i), successors_.end());
@@ -771,7 +777,7 @@ void ChordNode::Lookup(const Id& target, bool verify_owner, LookupCallback done)
   if (OwnerFromSuccessors(target, &st->predecessor, &owners)) {
     // We are the last hop ourselves.
     if (verify_owner) {
-      LookupVerify(st, std::move(owners), 0);
+      LookupVerify(st, std::move(owners), 0, /*retried=*/false);
     } else {
       LookupResult r;
       r.owner = owners.front();
@@ -781,7 +787,8 @@ void ChordNode::Lookup(const Id& target, bool verify_owner, LookupCallback done)
     }
     return;
   }
-  std::vector<NodeRef> first = ClosestPreceding(target, config_.next_hop_candidates);
+  // The first hop has every finger and successor to fall back on, not just a few.
+  std::vector<NodeRef> first = ClosestPreceding(target, Id::kBits);
   if (first.empty()) first.push_back(successors_.front());
   st->stack.push_back(std::move(first));
   LookupStep(st);
@@ -838,7 +845,7 @@ void ChordNode::LookupStep(std::shared_ptr<LookupState> st) {
       auto pred = r.has_predecessor() ? NodeRef::FromWire(r.predecessor()) : std::nullopt;
       st->predecessor = pred ? *pred : hop;
       if (st->verify_owner) {
-        LookupVerify(st, std::move(nodes), 0);
+        LookupVerify(st, std::move(nodes), 0, /*retried=*/false);
         return;
       }
       counters_.lookup_hops += st->hops;
@@ -857,7 +864,7 @@ void ChordNode::LookupStep(std::shared_ptr<LookupState> st) {
 }
 
 void ChordNode::LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRef> owners,
-                             size_t index) {
+                             size_t index, bool retried) {
   if (index >= owners.size()) {
     st->done(Status::Unavailable("the key's owner and its known successors did not answer"));
     return;
@@ -881,13 +888,19 @@ void ChordNode::LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRe
   req.mutable_ping();
   std::weak_ptr<bool> alive = alive_;
   Call(candidate, std::move(req), config_.rpc_timeout_ms,
-       [this, alive, st, owners = std::move(owners), index, finish,
-        candidate](const wire::Envelope* resp) mutable {
+       [this, alive, st, owners = std::move(owners), index, finish, candidate,
+        retried](const wire::Envelope* resp) mutable {
          if (alive.expired()) return;
          if (resp == nullptr) {
            ++st->timeouts;
+           if (!retried) {
+             // Skipping a live owner that was merely slow would return the wrong node: ask
+             // once more before moving on.
+             LookupVerify(st, std::move(owners), index, /*retried=*/true);
+             return;
+           }
            MarkDead(candidate);
-           LookupVerify(st, std::move(owners), index + 1);
+           LookupVerify(st, std::move(owners), index + 1, /*retried=*/false);
            return;
          }
          finish();

@@ -157,7 +157,8 @@ class ChordNode {
 
   // --- lookups
   void LookupStep(std::shared_ptr<LookupState> st);
-  void LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRef> owners, size_t index);
+  void LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRef> owners, size_t index,
+                    bool retried);
 
   // --- key transfer
   void PushMisplacedKeys(bool announce);

@@ -19,7 +19,7 @@ struct NodeConfig {
   size_t max_key_bytes = 1024;
   size_t max_value_bytes = 1 << 20;
   size_t transfer_batch_bytes = 4 << 20;
-  int next_hop_candidates = 4;          // fallbacks a lookup step returns
+  int next_hop_candidates = 8;          // fallbacks a lookup step returns
   int max_lookup_steps = 256;           // bound on the RPCs of one lookup
 };
 
