@@ -12,6 +12,8 @@ namespace {
 constexpr ReplyToken kLocalToken = ~ReplyToken{0};
 // Bound on the addresses a joining node remembers as further bootstraps.
 constexpr size_t kMaxRemembered = 16;
+// NOT_OWNER hints a data operation follows directly before it looks the owner up again.
+constexpr int kMaxHintsFollowed = 4;
 
 std::string Describe(const NodeRef& n) { return n.id.ShortHex() + "@" + n.addr; }
 
@@ -25,6 +27,7 @@ struct ChordNode::LookupState {
   // times out is skipped and the next one of the same list is tried, then earlier lists.
   std::vector<std::vector<NodeRef>> stack;
   std::unordered_set<Id, IdHash> tried;
+  std::unordered_set<Id, IdHash> dead;  // owner candidates that did not answer
   NodeRef predecessor;  // the node just before the owner, once known
   std::vector<std::string> answered;  // addresses of the hops that answered
   int steps = 0;
@@ -40,6 +43,8 @@ struct ChordNode::DataOp {
   uint64_t backoff_ms = 0;
   int attempts = 0;
   int hops = 0;
+  int hints_followed = 0;
+  std::optional<NodeRef> hint;  // where to send the next attempt, skipping the lookup
   std::string last_error;
 };
 
@@ -130,6 +135,17 @@ void ChordNode::OnRequest(ReplyToken from, const wire::Envelope& req) {
     }
     case B::kFindNextHop:
       return HandleFindNextHop(from, req);
+    case B::kStabilizeNow: {
+      wire::Envelope reply;
+      reply.mutable_stabilize_now_resp();
+      Reply(from, req.request_id(), std::move(reply));
+      if (stabilizing_) {
+        stabilize_again_ = true;
+      } else {
+        Stabilize();
+      }
+      return;
+    }
     case B::kTransfer:
       return HandleTransfer(from, req);
     case B::kLeave:
@@ -270,8 +286,12 @@ void ChordNode::JoinThrough(const NodeRef& p, const std::string& bootstrap_addr)
     Log(LogLevel::kInfo, "joined the ring through " + bootstrap_addr + " as " +
                              Describe(self_) + "; successor " + Describe(successor()) +
                              ", predecessor " + Describe(p));
-    // Tell the successor at once, so that it hands over our keys without waiting a period.
+    // Tell the successor at once, so that it hands over our keys without waiting a period,
+    // and ask the predecessor to stabilize now, so that it adopts us as its successor.
     Stabilize();
+    wire::Envelope poke;
+    poke.mutable_stabilize_now();
+    Call(p, std::move(poke), config_.rpc_timeout_ms, [](const wire::Envelope*) {});
     ScheduleTick();
   });
 }
@@ -534,6 +554,14 @@ void ChordNode::StabilizeFromCandidate(const NodeRef& candidate) {
 void ChordNode::FinishStabilize() {
   stabilizing_ = false;
   ++counters_.stabilize_rounds;
+  if (stabilize_again_) {
+    // Someone asked for a round while this one ran: its news may not be in this one.
+    stabilize_again_ = false;
+    std::weak_ptr<bool> alive = alive_;
+    env_->Schedule(0, [this, alive] {
+      if (!alive.expired()) Stabilize();
+    });
+  }
   if (successors_.empty() || state_ != State::kJoined) return;
   wire::Envelope req;
   self_.ToWire(req.mutable_notify()->mutable_node());
@@ -865,7 +893,7 @@ void ChordNode::LookupStep(std::shared_ptr<LookupState> st) {
 
 void ChordNode::LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRef> owners,
                              size_t index, bool retried) {
-  if (index >= owners.size()) {
+  if (index >= owners.size() || ++st->steps > config_.max_lookup_steps) {
     st->done(Status::Unavailable("the key's owner and its known successors did not answer"));
     return;
   }
@@ -881,11 +909,17 @@ void ChordNode::LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRe
     st->done(std::move(out));
   };
   if (candidate == self_) {
-    finish();
-    return;
+    if (state_ == State::kJoined && Owns(st->target)) {
+      finish();
+      return;
+    }
   }
+  // Ask the candidate for its predecessor: the owner is the node whose range
+  // (predecessor, self] holds the key. A list that is stale under churn can name a node past
+  // a newly joined owner; the candidate's own predecessor pointer is fresher (a joining node
+  // notifies its successor at once), so step back to it when it lies at or after the key.
   wire::Envelope req;
-  req.mutable_ping();
+  req.mutable_get_state();
   std::weak_ptr<bool> alive = alive_;
   Call(candidate, std::move(req), config_.rpc_timeout_ms,
        [this, alive, st, owners = std::move(owners), index, finish, candidate,
@@ -900,7 +934,22 @@ void ChordNode::LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRe
              return;
            }
            MarkDead(candidate);
+           st->dead.insert(candidate.id);
            LookupVerify(st, std::move(owners), index + 1, /*retried=*/false);
+           return;
+         }
+         if (!resp->has_get_state_resp() || !resp->get_state_resp().joined()) {
+           LookupVerify(st, std::move(owners), index + 1, /*retried=*/false);  // leaving
+           return;
+         }
+         const auto& state = resp->get_state_resp();
+         auto pred = state.has_predecessor() ? NodeRef::FromWire(state.predecessor())
+                                             : std::nullopt;
+         if (pred && !(*pred == candidate) && st->dead.count(pred->id) == 0 &&
+             !Id::InHalfOpen(st->target, pred->id, candidate.id)) {
+           // The candidate's predecessor lies at or after the key: it is the better owner.
+           owners.insert(owners.begin() + static_cast<std::ptrdiff_t>(index), *pred);
+           LookupVerify(st, std::move(owners), index, /*retried=*/false);
            return;
          }
          finish();
@@ -1053,6 +1102,13 @@ void ChordNode::RunDataOp(std::shared_ptr<DataOp> op) {
     return;
   }
   ++op->attempts;
+  if (op->hint) {
+    // The last node asked named the owner: go there directly.
+    const NodeRef target = *op->hint;
+    op->hint.reset();
+    SendDataOp(op, target);
+    return;
+  }
   std::weak_ptr<bool> alive = alive_;
   Lookup(op->key_id, /*verify_owner=*/false, [this, alive, op](Result<LookupResult> r) {
     if (alive.expired()) return;
@@ -1061,37 +1117,57 @@ void ChordNode::RunDataOp(std::shared_ptr<DataOp> op) {
       return;
     }
     op->hops = r->hops;
-    const NodeRef owner = r->owner;
-    if (owner == self_) {
-      wire::DataResponse resp = ApplyDirect(op->request);
-      if (resp.code() == wire::NOT_OWNER || resp.code() == wire::SHUTTING_DOWN) {
-        RetryDataOp(op, resp.error());
+    SendDataOp(op, r->owner);
+  });
+}
+
+void ChordNode::SendDataOp(std::shared_ptr<DataOp> op, const NodeRef& owner) {
+  // NOT_OWNER usually names the right node (the asked node's predecessor or successor): a
+  // few such hints are followed at once, then it is back to lookups with back-off.
+  auto not_owner = [this, op](const wire::DataResponse& d) {
+    if (d.code() == wire::NOT_OWNER && d.has_hint() && op->hints_followed < kMaxHintsFollowed) {
+      if (auto hint = NodeRef::FromWire(d.hint())) {
+        ++op->hints_followed;
+        op->hint = *hint;
+        std::weak_ptr<bool> alive = alive_;
+        env_->Schedule(0, [this, alive, op] {
+          if (!alive.expired()) RunDataOp(op);
+        });
         return;
       }
-      FinishDataOp(op, std::move(resp));
+    }
+    RetryDataOp(op, d.error());
+  };
+  if (owner == self_) {
+    wire::DataResponse resp = ApplyDirect(op->request);
+    if (resp.code() == wire::NOT_OWNER || resp.code() == wire::SHUTTING_DOWN) {
+      not_owner(resp);
       return;
     }
-    wire::Envelope forward = op->request;
-    Call(owner, std::move(forward), config_.rpc_timeout_ms,
-         [this, alive, op, owner](const wire::Envelope* resp) {
-           if (alive.expired()) return;
-           if (resp == nullptr) {
-             MarkDead(owner);
-             RetryDataOp(op, "the key's owner " + owner.addr + " did not answer");
-             return;
-           }
-           if (!resp->has_data_resp()) {
-             RetryDataOp(op, "the key's owner " + owner.addr + " sent an unexpected answer");
-             return;
-           }
-           const auto& d = resp->data_resp();
-           if (d.code() == wire::NOT_OWNER || d.code() == wire::SHUTTING_DOWN) {
-             RetryDataOp(op, d.error());
-             return;
-           }
-           FinishDataOp(op, d);
-         });
-  });
+    FinishDataOp(op, std::move(resp));
+    return;
+  }
+  wire::Envelope forward = op->request;
+  std::weak_ptr<bool> alive = alive_;
+  Call(owner, std::move(forward), config_.rpc_timeout_ms,
+       [this, alive, op, owner, not_owner](const wire::Envelope* resp) {
+         if (alive.expired()) return;
+         if (resp == nullptr) {
+           MarkDead(owner);
+           RetryDataOp(op, "the key's owner " + owner.addr + " did not answer");
+           return;
+         }
+         if (!resp->has_data_resp()) {
+           RetryDataOp(op, "the key's owner " + owner.addr + " sent an unexpected answer");
+           return;
+         }
+         const auto& d = resp->data_resp();
+         if (d.code() == wire::NOT_OWNER || d.code() == wire::SHUTTING_DOWN) {
+           not_owner(d);
+           return;
+         }
+         FinishDataOp(op, d);
+       });
 }
 
 void ChordNode::RetryDataOp(std::shared_ptr<DataOp> op, const std::string& why) {
@@ -1142,10 +1218,12 @@ wire::DataResponse ChordNode::ApplyDirect(const wire::Envelope& request) {
     resp.set_code(wire::NOT_OWNER);
     resp.set_error(awaiting_transfer_ ? self_.addr + " is still receiving its keys"
                                       : self_.addr + " does not own the key");
-    if (Id::InHalfOpen(key_id, self_.id, successor().id)) {
-      successor().ToWire(resp.mutable_hint());
-    } else if (predecessor_) {
-      predecessor_->ToWire(resp.mutable_hint());
+    if (!Owns(key_id)) {  // while we wait for our keys, there is no better node to name
+      if (Id::InHalfOpen(key_id, self_.id, successor().id)) {
+        successor().ToWire(resp.mutable_hint());
+      } else if (predecessor_) {
+        predecessor_->ToWire(resp.mutable_hint());
+      }
     }
     return resp;
   }

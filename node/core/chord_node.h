@@ -169,6 +169,7 @@ class ChordNode {
   // --- data operations
   void StartDataOp(ReplyToken from, const wire::Envelope& request);
   void RunDataOp(std::shared_ptr<DataOp> op);
+  void SendDataOp(std::shared_ptr<DataOp> op, const NodeRef& owner);
   void RetryDataOp(std::shared_ptr<DataOp> op, const std::string& why);
   void FinishDataOp(std::shared_ptr<DataOp> op, wire::DataResponse response);
   wire::DataResponse ApplyDirect(const wire::Envelope& request);
@@ -198,6 +199,7 @@ class ChordNode {
 
   bool maintenance_ = true;
   bool stabilizing_ = false;
+  bool stabilize_again_ = false;  // a StabilizeNow arrived during a round
   bool checking_predecessor_ = false;
   bool fixing_fingers_ = false;
   bool transferring_ = false;
