@@ -27,7 +27,8 @@ struct ChordNode::LookupState {
   // times out is skipped and the next one of the same list is tried, then earlier lists.
   std::vector<std::vector<NodeRef>> stack;
   std::unordered_set<Id, IdHash> tried;
-  std::unordered_set<Id, IdHash> dead;  // owner candidates that did not answer
+  std::unordered_set<Id, IdHash> dead;     // owner candidates that did not answer
+  std::unordered_set<Id, IdHash> retried;  // hops asked a second time after a timeout
   NodeRef predecessor;  // the node just before the owner, once known
   std::vector<std::string> answered;  // addresses of the hops that answered
   int steps = 0;
@@ -856,6 +857,14 @@ void ChordNode::LookupStep(std::shared_ptr<LookupState> st) {
     if (resp == nullptr || !resp->has_find_next_hop_resp()) {
       if (resp == nullptr) {
         ++st->timeouts;
+        if (st->retried.insert(hop.id).second) {
+          // A slow answer is not proof of death: ask the same hop once more first.
+          st->tried.erase(hop.id);
+          if (st->stack.empty()) st->stack.emplace_back();
+          st->stack.back().insert(st->stack.back().begin(), hop);
+          LookupStep(st);
+          return;
+        }
         MarkDead(hop);
       }
       LookupStep(st);  // route around it

@@ -128,6 +128,12 @@ class ChurnRun {
     return out;
   }
 
+  size_t Leaving() {
+    size_t n = 0;
+    for (ChordNode* x : net_.LiveNodes()) n += x->state() == ChordNode::State::kLeaving ? 1 : 0;
+    return n;
+  }
+
   void IssueLookup() {
     const auto members = Members();
     if (members.empty()) return;
@@ -177,6 +183,10 @@ class ChurnRun {
   bool DepartureSafe(const ChordNode* leaver, const std::vector<ChordNode*>& members) {
     const int min_nodes = std::max(options_.min_nodes, options_.successors + 2);
     if (static_cast<int>(members.size()) - 1 < min_nodes) return false;
+    // A node in the middle of joining is about to adopt a successor list that an answer in
+    // flight already holds; no snapshot of the members shows it. Departures wait until no
+    // join is under way, so that they cannot empty that list behind the guard's back.
+    if (net_.live_count() > members.size() + Leaving()) return false;
     for (ChordNode* m : members) {
       if (m == leaver) continue;
       bool live = false;
