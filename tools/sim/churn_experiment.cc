@@ -18,6 +18,7 @@ constexpr uint64_t kRingCheckPeriodMs = 1000;
 constexpr uint64_t kLookupDrainMs = 60000;
 constexpr int kDepartureTries = 8;
 constexpr size_t kBootstraps = 3;
+constexpr double kDepartureRetryMs = 1000;
 
 class ChurnRun {
  public:
@@ -55,9 +56,12 @@ class ChurnRun {
       } else if (t == next_join) {
         Join();
         next_join += Exponential(options_.rate * per_ms);
-      } else {
-        Depart();
+      } else if (Depart()) {
         next_leave += Exponential(options_.rate * per_ms);
+      } else {
+        // No member may leave right now (operating assumption, or a join under way): the
+        // departure is retried shortly rather than dropped, so that the rates stay equal.
+        next_leave = t + kDepartureRetryMs;
       }
     }
     // Churn stops: run until the ring is ideal. (A lookup whose origin node departed never
@@ -202,9 +206,10 @@ class ChurnRun {
     return true;
   }
 
-  void Depart() {
+  // True when a member departed.
+  bool Depart() {
     const auto members = Members();
-    if (members.empty()) return;
+    if (members.empty()) return false;
     // A random member whose departure keeps the operating assumption (a few tries).
     ChordNode* leaver = nullptr;
     for (int attempt = 0; attempt < kDepartureTries && leaver == nullptr; ++attempt) {
@@ -213,7 +218,7 @@ class ChurnRun {
     }
     if (leaver == nullptr) {
       ++report_.skipped_departures;
-      return;
+      return false;
     }
     const std::string addr = leaver->self().addr;
     const bool crash =
@@ -227,6 +232,7 @@ class ChurnRun {
       ++report_.leaves;
     }
     if (options_.check_invariants) checker_.CheckRing();
+    return true;
   }
 
   const ChurnOptions options_;

@@ -46,7 +46,7 @@ struct ChurnReport {
   int joins = 0;
   int leaves = 0;
   int crashes = 0;
-  int skipped_departures = 0;  // departures refused by the operating assumption
+  int skipped_departures = 0;  // departures deferred by a second (operating assumption)
   int skipped_joins = 0;       // joins refused by max_nodes
   int final_nodes = 0;
   uint64_t events = 0;
