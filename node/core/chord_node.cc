@@ -212,11 +212,13 @@ void ChordNode::Join() {
   st->target = self_.id;
   st->stack.push_back({NodeRef{Id::Sha1(bootstrap_addr), bootstrap_addr}});
   std::weak_ptr<bool> alive = alive_;
-  st->done = [this, alive, bootstrap_addr, st](Result<LookupResult> r) {
+  // A plain pointer: the callback lives inside *st, so capturing st itself would be a cycle.
+  LookupState* raw = st.get();
+  st->done = [this, alive, bootstrap_addr, raw](Result<LookupResult> r) {
     if (alive.expired() || state_ != State::kJoining) return;
     // Every member that answered is a further way into the ring, should the bootstraps
     // given at start leave before the join completes.
-    for (const std::string& a : st->answered) RememberBootstrap(a);
+    for (const std::string& a : raw->answered) RememberBootstrap(a);
     if (r.ok()) {
       RememberBootstrap(r->owner.addr);
       for (const NodeRef& n : r->successors) RememberBootstrap(n.addr);
