@@ -125,6 +125,45 @@ TEST_P(SmallRingChurnTest, KeepsInvariantsAndConverges) {
 
 INSTANTIATE_TEST_SUITE_P(ShortLists, SmallRingChurnTest, ::testing::Values(2, 3));
 
+TEST(ChurnExperimentTest, MessageLossKeepsInvariants) {
+  ChurnOptions o;
+  o.nodes = 100;
+  o.successors = 8;
+  o.rate = 0.02;
+  o.lookups = 800;
+  o.loss = 0.01;
+  o.check_invariants = true;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    o.seed = seed;
+    const ChurnReport r = RunChurnExperiment(o);
+    EXPECT_EQ(r.invariant_violations, 0u) << "seed " << seed << ": " << r.first_violation;
+    EXPECT_TRUE(r.converged) << "seed " << seed << ": " << r.not_converged_why;
+    EXPECT_LT(r.failed, r.lookups / 20) << "seed " << seed;
+  }
+}
+
+// A partition is outside Zave's model (nodes lose every reachable successor, so the
+// invariants may break while it lasts); what must hold is that the ring heals afterwards.
+TEST(ChurnExperimentTest, RingHealsAfterAPartition) {
+  ChurnOptions o;
+  o.nodes = 100;
+  o.successors = 8;
+  o.rate = 0.02;
+  o.lookups = 800;
+  o.partition_at_s = 200;
+  o.partition_seconds = 20;
+  o.partition_fraction = 0.3;
+  o.check_invariants = true;
+  int failed = 0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    o.seed = seed;
+    const ChurnReport r = RunChurnExperiment(o);
+    EXPECT_TRUE(r.converged) << "seed " << seed << ": " << r.not_converged_why;
+    failed += r.failed;
+  }
+  EXPECT_GT(failed, 0);  // lookups across the cut did fail while it lasted
+}
+
 TEST(InvariantCheckerTest, FlagsDisorderedAndDeadSuccessorLists) {
   SimNetwork net(SimOptions{});
   NodeConfig config;

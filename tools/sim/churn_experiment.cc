@@ -32,6 +32,17 @@ class ChurnRun {
 
   ChurnReport Run() {
     BuildIdealRing(&net_, options_.nodes, config_);
+    if (options_.partition_at_s > 0 && options_.partition_seconds > 0) {
+      const auto from_ms = static_cast<uint64_t>(options_.partition_at_s * 1000);
+      const auto until_ms = from_ms + static_cast<uint64_t>(options_.partition_seconds * 1000);
+      const double fraction = options_.partition_fraction;
+      net_.SetPartition([this, from_ms, until_ms, fraction](const std::string& a,
+                                                          const std::string& b) {
+        const uint64_t now = net_.now_ms();
+        if (now < from_ms || now >= until_ms) return false;
+        return (Id::Sha1(a).ToUnitFraction() < fraction) != (Id::Sha1(b).ToUnitFraction() < fraction);
+      });
+    }
     next_index_ = static_cast<uint64_t>(options_.nodes);
     if (options_.check_invariants) {
       net_.set_after_event([this](ChordNode* touched) {
@@ -102,6 +113,7 @@ class ChurnRun {
     SimOptions s;
     s.seed = o.seed;
     s.mean_latency_ms = o.mean_latency_ms;
+    s.loss = o.loss;
     return s;
   }
 

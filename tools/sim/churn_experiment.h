@@ -26,8 +26,14 @@ struct ChurnOptions {
   uint64_t stabilize_ms = 30000;
   double stabilize_jitter = 0.5;  // periods uniform in stabilize_ms * [0.5, 1.5]
   double mean_latency_ms = 50;
+  double loss = 0;  // probability that any one message is dropped
   uint64_t rpc_timeout_ms = 500;
   int max_converge_rounds = 500;
+  // A partition: from partition_at_s for partition_seconds, nodes whose ids lie in the first
+  // partition_fraction of the ring cannot exchange messages with the others.
+  double partition_at_s = 0;  // 0: no partition
+  double partition_seconds = 0;
+  double partition_fraction = 0.3;
   int min_nodes = 0;  // departures keep at least max(this, R + 2) members
   int max_nodes = 0;  // joins keep at most this many nodes; 0: no limit
 };

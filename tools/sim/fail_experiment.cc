@@ -14,6 +14,7 @@ FailReport RunFailExperiment(const FailOptions& options) {
   SimOptions net_options;
   net_options.seed = options.seed;
   net_options.mean_latency_ms = options.mean_latency_ms;
+  net_options.loss = options.loss;
   SimNetwork net(net_options);
   NodeConfig config;
   config.successors = options.successors;

@@ -16,6 +16,7 @@ struct FailOptions {
   int lookups = 10000;
   uint64_t seed = 1;
   double mean_latency_ms = 50;
+  double loss = 0;  // probability that any one message is dropped
   uint64_t rpc_timeout_ms = 500;
 };
 

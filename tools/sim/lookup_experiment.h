@@ -13,6 +13,7 @@ struct LookupOptions {
   uint64_t seed = 1;
   int successors = 8;
   double mean_latency_ms = 50;
+  double loss = 0;  // probability that any one message is dropped
   uint64_t rpc_timeout_ms = 500;
 };
 

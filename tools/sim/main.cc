@@ -92,6 +92,9 @@ void RunChurn(const ChurnOptions& o, bool as_json) {
             {"successors", o.successors},
             {"rate", o.rate},
             {"seed", o.seed},
+            {"loss", o.loss},
+            {"partition_at", o.partition_at_s},
+            {"partition_seconds", o.partition_seconds},
             {"lookups", r.lookups},
             {"failed", r.failed},
             {"failed_per_10k", r.lookups > 0 ? 1e4 * r.failed / r.lookups : 0},
@@ -154,6 +157,8 @@ int main(int argc, char** argv) {
   lookups->add_option("--seed", lookup.seed, "Random seed");
   lookups->add_option("--successors", lookup.successors, "Successor list length")
       ->check(CLI::Range(1, 1024));
+  lookups->add_option("--loss", lookup.loss, "Probability that a message is lost")
+      ->check(CLI::Range(0.0, 0.9));
 
   BalanceOptions balance;
   auto* bal = app.add_subcommand("balance", "Keys per node, with virtual nodes (Fig. 8-9)");
@@ -172,6 +177,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 0.99));
   fl->add_option("--lookups", fail.lookups, "Lookups to run")->check(CLI::Range(1, 100000000));
   fl->add_option("--seed", fail.seed, "Random seed");
+  fl->add_option("--loss", fail.loss, "Probability that a message is lost")
+      ->check(CLI::Range(0.0, 0.9));
 
   ChurnOptions churn;
   auto* ch = app.add_subcommand("churn", "Lookups under continuous joins and leaves (Table III)");
@@ -187,6 +194,16 @@ int main(int argc, char** argv) {
                "Check Zave's invariants after every event");
   ch->add_option("--crash-fraction", churn.crash_fraction,
                  "Share of departures that are crashes rather than graceful leaves")
+      ->check(CLI::Range(0.0, 1.0));
+  ch->add_option("--loss", churn.loss, "Probability that a message is lost")
+      ->check(CLI::Range(0.0, 0.9));
+  ch->add_option("--partition-at", churn.partition_at_s,
+                 "Virtual second at which a partition starts (0: none)")
+      ->check(CLI::Range(0.0, 1e9));
+  ch->add_option("--partition-seconds", churn.partition_seconds, "How long the partition lasts")
+      ->check(CLI::Range(0.0, 1e9));
+  ch->add_option("--partition-fraction", churn.partition_fraction,
+                 "Share of the ring (an arc from id 0) cut off from the rest")
       ->check(CLI::Range(0.0, 1.0));
   ch->add_option("--min-nodes", churn.min_nodes,
                  "Departures keep at least this many members (and always R + 2)");

@@ -15,7 +15,7 @@ class SimNetwork::NodeEnv final : public Environment {
   uint64_t Random() override { return net_->rng_(); }
 
   void SendRequest(const std::string& addr, const wire::Envelope& request) override {
-    if (net_->Lost()) return;
+    if (net_->Lost() || net_->Cut(index_, addr)) return;
     const uint64_t from = index_;
     SimNetwork* net = net_;
     net_->Post(net_->Latency(), [net, addr, from, request] {
@@ -28,6 +28,10 @@ class SimNetwork::NodeEnv final : public Environment {
 
   void SendReply(ReplyToken to, const wire::Envelope& reply) override {
     if (net_->Lost()) return;
+    if (auto peer = net_->by_index_.find(to);
+        peer != net_->by_index_.end() && net_->Cut(index_, peer->second->addr)) {
+      return;
+    }
     SimNetwork* net = net_;
     net_->Post(net_->Latency(), [net, to, reply] {
       if (auto c = net->clients_.find(to); c != net->clients_.end()) {
@@ -89,6 +93,12 @@ uint64_t SimNetwork::Latency() {
   if (options_.mean_latency_ms <= 0) return static_cast<uint64_t>(options_.min_latency_ms);
   std::exponential_distribution<double> d(1.0 / options_.mean_latency_ms);
   return static_cast<uint64_t>(std::llround(options_.min_latency_ms + d(rng_)));
+}
+
+bool SimNetwork::Cut(uint64_t from, const std::string& to_addr) const {
+  if (!cut_) return false;
+  auto it = by_index_.find(from);
+  return it != by_index_.end() && cut_(it->second->addr, to_addr);
 }
 
 bool SimNetwork::Lost() {

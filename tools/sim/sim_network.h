@@ -60,6 +60,12 @@ class SimNetwork {
   // Runs until `done()` is true, checking after every event; false if `max_ms` passed first.
   bool RunUntil(const std::function<bool()>& done, uint64_t max_ms);
 
+  // Drops every message from one node to another while `cut(from_addr, to_addr)` is true (a
+  // network partition); an empty function heals it.
+  void SetPartition(std::function<bool(const std::string& from, const std::string& to)> cut) {
+    cut_ = std::move(cut);
+  }
+
   // Called after every event with the node the event ran on (null for none), e.g. to
   // re-check that node's invariants.
   void set_after_event(std::function<void(ChordNode* touched)> hook) {
@@ -109,6 +115,8 @@ class SimNetwork {
   void Post(uint64_t delay_ms, std::function<void()> fn);
   uint64_t Latency();
   bool Lost();
+  // True when a message from host index `from` to `to_addr` is dropped by the partition.
+  bool Cut(uint64_t from, const std::string& to_addr) const;
   void RemoveHost(const std::string& addr);
   // Runs the next event due at or before `limit_ms`; false when there is none.
   bool Step(uint64_t limit_ms);
@@ -129,6 +137,7 @@ class SimNetwork {
   uint64_t next_client_token_ = 1ull << 62;
   std::unordered_map<uint64_t, ClientCallback> clients_;
   std::function<void(ChordNode*)> after_event_;
+  std::function<bool(const std::string&, const std::string&)> cut_;
   uint64_t touched_ = 0;
 };
 
