@@ -5,8 +5,7 @@
 #include <vector>
 
 #include "tools/sim/ideal_ring.h"
-#include "tools/sim/random_ids.h"
-#include "tools/sim/sample_stats.h"
+#include "tools/sim/lookup_batch.h"
 
 namespace chord::sim {
 
@@ -37,29 +36,11 @@ FailReport RunFailExperiment(const FailOptions& options) {
   for (const auto& a : addrs) live.push_back(Id::Sha1(a));
   const RingOrder order(std::move(live));
 
-  SampleStats hops, timeouts;
-  int finished = 0;
-  for (int j = 0; j < options.lookups; ++j) {
-    const std::string& from = addrs[net.rng()() % addrs.size()];
-    const Id key = RandomId(net.rng());
-    net.At(static_cast<uint64_t>(j), from, [&, key](ChordNode* node) {
-      node->Lookup(key, /*verify_owner=*/true, [&, key](Result<LookupResult> r) {
-        ++finished;
-        if (!r.ok() || !(r->owner.id == order.Successor(key))) {
-          ++report.failed;
-          return;
-        }
-        hops.Add(r->hops);
-        timeouts.Add(r->timeouts);
-      });
-    });
-  }
-  const uint64_t bound_ms = static_cast<uint64_t>(options.lookups) + 3600 * 1000;
-  (void)net.RunUntil([&] { return finished == options.lookups; }, bound_ms);
+  LookupTally tally = RunLookupBatch(&net, addrs, order, options.lookups, /*verify_owner=*/true);
   report.lookups = options.lookups;
-  report.failed += options.lookups - finished;
-  report.hops_mean = hops.Mean();
-  report.timeouts_mean = timeouts.Mean();
+  report.failed = tally.failed;
+  report.hops_mean = tally.hops.Mean();
+  report.timeouts_mean = tally.timeouts.Mean();
   report.events = net.events_processed();
   return report;
 }

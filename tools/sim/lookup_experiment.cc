@@ -4,8 +4,7 @@
 #include <vector>
 
 #include "tools/sim/ideal_ring.h"
-#include "tools/sim/random_ids.h"
-#include "tools/sim/sample_stats.h"
+#include "tools/sim/lookup_batch.h"
 
 namespace chord::sim {
 
@@ -29,30 +28,12 @@ LookupReport RunLookupExperiment(const LookupOptions& options) {
   LookupReport report;
   report.nodes = options.nodes;
   report.lookups = options.lookups;
-  SampleStats hops;
-  int finished = 0;
-  for (int j = 0; j < options.lookups; ++j) {
-    const std::string& from = addrs[net.rng()() % addrs.size()];
-    const Id key = RandomId(net.rng());
-    // One lookup per virtual millisecond keeps a few hundred in flight at a time.
-    net.At(static_cast<uint64_t>(j), from, [&, key](ChordNode* node) {
-      node->Lookup(key, /*verify_owner=*/false, [&, key](Result<LookupResult> r) {
-        ++finished;
-        if (!r.ok() || !(r->owner.id == order.Successor(key))) {
-          ++report.failed;
-          return;
-        }
-        hops.Add(r->hops);
-      });
-    });
-  }
-  const uint64_t bound_ms = static_cast<uint64_t>(options.lookups) + 3600 * 1000;
-  (void)net.RunUntil([&] { return finished == options.lookups; }, bound_ms);
-  report.failed += options.lookups - finished;
-  report.hops_mean = hops.Mean();
-  report.hops_p1 = hops.Percentile(1);
-  report.hops_p50 = hops.Percentile(50);
-  report.hops_p99 = hops.Percentile(99);
+  LookupTally tally = RunLookupBatch(&net, addrs, order, options.lookups, /*verify_owner=*/false);
+  report.failed = tally.failed;
+  report.hops_mean = tally.hops.Mean();
+  report.hops_p1 = tally.hops.Percentile(1);
+  report.hops_p50 = tally.hops.Percentile(50);
+  report.hops_p99 = tally.hops.Percentile(99);
   report.events = net.events_processed();
   report.virtual_seconds = static_cast<double>(net.now_ms()) / 1000.0;
   return report;

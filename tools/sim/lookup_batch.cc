@@ -1,0 +1,33 @@
+#include "tools/sim/lookup_batch.h"
+
+#include "tools/sim/random_ids.h"
+
+namespace chord::sim {
+
+LookupTally RunLookupBatch(SimNetwork* net, const std::vector<std::string>& from,
+                           const RingOrder& order, int count, bool verify_owner) {
+  LookupTally tally;
+  int finished = 0;
+  for (int j = 0; j < count; ++j) {
+    const std::string& origin = from[net->rng()() % from.size()];
+    const Id key = RandomId(net->rng());
+    // One lookup per virtual millisecond keeps a few hundred in flight at a time.
+    net->At(static_cast<uint64_t>(j), origin, [&, key, verify_owner](ChordNode* node) {
+      node->Lookup(key, verify_owner, [&, key](Result<LookupResult> r) {
+        ++finished;
+        if (!r.ok() || !(r->owner.id == order.Successor(key))) {
+          ++tally.failed;
+          return;
+        }
+        tally.hops.Add(r->hops);
+        tally.timeouts.Add(r->timeouts);
+      });
+    });
+  }
+  const uint64_t bound_ms = static_cast<uint64_t>(count) + 3600 * 1000;
+  (void)net->RunUntil([&] { return finished == count; }, bound_ms);
+  tally.failed += count - finished;  // never finished: its origin or its path was lost
+  return tally;
+}
+
+}  // namespace chord::sim
