@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds chord, and runs every test: the unit and integration tests
 # of a RelWithDebInfo build in build/, then the unit tests again under AddressSanitizer and
-# UndefinedBehaviorSanitizer in build-asan/. Exits non-zero on the first failure.
+# UndefinedBehaviorSanitizer in build-asan/ (with the simulation tests). Exits non-zero on the
+# first failure.
 # Environment: JOBS (parallel jobs, default: number of CPUs).
 set -euo pipefail
 
@@ -15,7 +16,7 @@ chord_install_deps
 chord_section "Build (RelWithDebInfo) in build/"
 chord_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-chord_section "Unit tests (build/)"
+chord_section "Unit and simulation tests (build/)"
 ctest --test-dir build --output-on-failure -j "$CHORD_JOBS" -LE integration
 
 chord_section "Integration tests (build/)"
@@ -24,9 +25,9 @@ ctest --test-dir build --output-on-failure -j 2 -L integration --no-tests=ignore
 
 chord_section "Build with AddressSanitizer + UBSan in build-asan/"
 chord_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORD_SANITIZE=ON \
-  -DCHORD_INTEGRATION_TESTS=OFF
+  -DCHORD_INTEGRATION_TESTS=OFF -- chord_unit_tests chord_sim_tests
 
-chord_section "Unit tests under sanitizers (build-asan/)"
+chord_section "Unit and simulation tests under sanitizers (build-asan/)"
 ctest --test-dir build-asan --output-on-failure -j "$CHORD_JOBS" -LE integration
 
 chord_section "All tests passed"
