@@ -292,6 +292,42 @@ TEST(ChordNodeTest, GracefulLeaveHandsEveryKeyToTheSuccessor) {
   }
 }
 
+// Two neighbours leave at the same moment: the first hands its keys to a node that is itself
+// leaving, which must refuse them so that they go further along the ring instead of leaving
+// with it. No key may be lost, over many seeds.
+TEST(ChordNodeTest, AdjacentSimultaneousLeavesLoseNoKey) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SimNetwork net(Net(1000 + seed));
+    for (int i = 1; i <= 8; ++i) {
+      net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
+      net.RunFor(50);
+    }
+    ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000)) << "seed " << seed;
+    std::map<std::string, std::string> acked;
+    for (int k = 0; k < 100; ++k) {
+      const std::string key = "k" + std::to_string(k), value = "v" + std::to_string(seed);
+      auto r = Call(net, Addr(1), PutReq(key, value));
+      if (r && r->data_resp().code() == wire::OK) acked[key] = value;
+    }
+    ASSERT_EQ(acked.size(), 100u) << "seed " << seed;
+    auto nodes = net.LiveNodes();
+    const size_t i = seed % nodes.size();
+    const std::string a = nodes[i]->self().addr, b = nodes[(i + 1) % nodes.size()]->self().addr;
+    net.Leave(a);
+    net.Leave(b);
+    ASSERT_TRUE(net.RunUntil([&] { return !net.node(a) && !net.node(b); }, 60000))
+        << "seed " << seed;
+    ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000)) << "seed " << seed;
+    const std::string via = net.LiveNodes().front()->self().addr;
+    for (const auto& [key, value] : acked) {
+      auto r = Call(net, via, GetReq(key));
+      ASSERT_TRUE(r && r->has_data_resp()) << "seed " << seed << " " << key;
+      EXPECT_EQ(r->data_resp().code(), wire::OK) << "seed " << seed << " " << key << " lost";
+      EXPECT_EQ(r->data_resp().value(), value) << "seed " << seed << " " << key;
+    }
+  }
+}
+
 TEST(ChordNodeTest, RingHealsAfterCrashes) {
   SimNetwork net(Net(8));
   for (int i = 1; i <= 10; ++i) {
