@@ -124,8 +124,10 @@ int Main(int argc, char** argv) {
   CLI::App app{"chord-node: one member of a Chord distributed hash table ring."};
   app.add_option("--listen", f.listen, "HOST:PORT to listen on; also the address peers dial")
       ->required();
-  app.add_option("--join", f.join, "HOST:PORT of a ring member to join (several, comma-separated, are tried in turn); "
-                 "omit to start a ring");
+  app.add_option(
+      "--join", f.join,
+      "HOST:PORT of a ring member to join (several, comma-separated, are tried in turn); "
+      "omit to start a ring");
   app.add_flag("--memory", f.memory, "Keep records in memory (the default for now)");
   app.add_option("--data-dir", f.data_dir, "Directory of the disk store (not available yet)");
   app.add_option("--vnodes", f.vnodes, "Virtual nodes per process (only 1 for now)");

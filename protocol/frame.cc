@@ -32,8 +32,8 @@ FrameDecoder::Result FrameDecoder::Next(wire::Envelope* out) {
   const size_t available = buffer_.size() - consumed_;
   if (available < kFrameHeaderBytes) return Result::kNeedMore;
   const auto* p = reinterpret_cast<const uint8_t*>(buffer_.data() + consumed_);
-  const uint32_t size = uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 |
-                        uint32_t{p[3]};
+  const uint32_t size =
+      uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | uint32_t{p[3]};
   if (size > max_frame_bytes_) {
     error_ = "frame of " + std::to_string(size) + " bytes exceeds the maximum of " +
              std::to_string(max_frame_bytes_);

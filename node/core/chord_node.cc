@@ -29,8 +29,8 @@ struct ChordNode::LookupState {
   std::unordered_set<Id, IdHash> tried;
   std::unordered_set<Id, IdHash> dead;     // owner candidates that did not answer
   std::unordered_set<Id, IdHash> retried;  // hops asked a second time after a timeout
-  NodeRef predecessor;  // the node just before the owner, once known
-  std::vector<std::string> answered;  // addresses of the hops that answered
+  NodeRef predecessor;                     // the node just before the owner, once known
+  std::vector<std::string> answered;       // addresses of the hops that answered
   int steps = 0;
   int hops = 0;
   int timeouts = 0;
@@ -258,45 +258,45 @@ void ChordNode::JoinThrough(const NodeRef& p, const std::string& bootstrap_addr)
   wire::Envelope req;
   req.mutable_get_state();
   std::weak_ptr<bool> alive = alive_;
-  Call(p, std::move(req), config_.rpc_timeout_ms, [this, alive, p, bootstrap_addr](
-                                                      const wire::Envelope* resp) {
-    if (alive.expired() || state_ != State::kJoining) return;
-    if (resp == nullptr || !resp->has_get_state_resp() || !resp->get_state_resp().joined()) {
-      RetryJoin(bootstrap_addr, "the predecessor-to-be " + p.addr + " did not answer");
-      return;
-    }
-    // succ := p.succ, skipping an earlier life of ourselves at its head; p must still be
-    // the node whose successor range holds our id.
-    std::vector<NodeRef> candidates;
-    for (const auto& info : resp->get_state_resp().successors()) {
-      if (auto n = NodeRef::FromWire(info)) candidates.push_back(std::move(*n));
-    }
-    std::optional<NodeRef> head;
-    if (!candidates.empty()) head = candidates.front();
-    if (head && *head == self_) candidates.erase(candidates.begin());
-    std::vector<NodeRef> mine = OrderedSuccessorList(candidates);
-    RememberBootstrap(p.addr);
-    for (const NodeRef& n : candidates) RememberBootstrap(n.addr);
-    if (head && !(*head == self_) && !Id::InOpen(self_.id, p.id, head->id)) {
-      RetryJoin(bootstrap_addr, "the ring changed around this node's position");
-      return;
-    }
-    if (mine.empty()) mine.push_back(p);  // p was alone
-    state_ = State::kJoined;
-    awaiting_transfer_ = true;
-    SetSuccessors(std::move(mine));
-    predecessor_ = p;  // prdc := p; set directly: nothing of ours needs handing to p
-    Log(LogLevel::kInfo, "joined the ring through " + bootstrap_addr + " as " +
-                             Describe(self_) + "; successor " + Describe(successor()) +
-                             ", predecessor " + Describe(p));
-    // Tell the successor at once, so that it hands over our keys without waiting a period,
-    // and ask the predecessor to stabilize now, so that it adopts us as its successor.
-    Stabilize();
-    wire::Envelope poke;
-    poke.mutable_stabilize_now();
-    Call(p, std::move(poke), config_.rpc_timeout_ms, [](const wire::Envelope*) {});
-    ScheduleTick();
-  });
+  Call(p, std::move(req), config_.rpc_timeout_ms,
+       [this, alive, p, bootstrap_addr](const wire::Envelope* resp) {
+         if (alive.expired() || state_ != State::kJoining) return;
+         if (resp == nullptr || !resp->has_get_state_resp() || !resp->get_state_resp().joined()) {
+           RetryJoin(bootstrap_addr, "the predecessor-to-be " + p.addr + " did not answer");
+           return;
+         }
+         // succ := p.succ, skipping an earlier life of ourselves at its head; p must still be
+         // the node whose successor range holds our id.
+         std::vector<NodeRef> candidates;
+         for (const auto& info : resp->get_state_resp().successors()) {
+           if (auto n = NodeRef::FromWire(info)) candidates.push_back(std::move(*n));
+         }
+         std::optional<NodeRef> head;
+         if (!candidates.empty()) head = candidates.front();
+         if (head && *head == self_) candidates.erase(candidates.begin());
+         std::vector<NodeRef> mine = OrderedSuccessorList(candidates);
+         RememberBootstrap(p.addr);
+         for (const NodeRef& n : candidates) RememberBootstrap(n.addr);
+         if (head && !(*head == self_) && !Id::InOpen(self_.id, p.id, head->id)) {
+           RetryJoin(bootstrap_addr, "the ring changed around this node's position");
+           return;
+         }
+         if (mine.empty()) mine.push_back(p);  // p was alone
+         state_ = State::kJoined;
+         awaiting_transfer_ = true;
+         SetSuccessors(std::move(mine));
+         predecessor_ = p;  // prdc := p; set directly: nothing of ours needs handing to p
+         Log(LogLevel::kInfo, "joined the ring through " + bootstrap_addr + " as " +
+                                  Describe(self_) + "; successor " + Describe(successor()) +
+                                  ", predecessor " + Describe(p));
+         // Tell the successor at once, so that it hands over our keys without waiting a period,
+         // and ask the predecessor to stabilize now, so that it adopts us as its successor.
+         Stabilize();
+         wire::Envelope poke;
+         poke.mutable_stabilize_now();
+         Call(p, std::move(poke), config_.rpc_timeout_ms, [](const wire::Envelope*) {});
+         ScheduleTick();
+       });
 }
 
 void ChordNode::Leave(std::function<void()> done) {
@@ -307,15 +307,15 @@ void ChordNode::Leave(std::function<void()> done) {
   tick_timer_ = 0;
   if (!was_joined || successors_.empty()) {
     if (was_joined && store_->Count() > 0) {
-      Log(LogLevel::kWarn, "leaving a ring of one: its " + std::to_string(store_->Count()) +
-                               " keys go with it");
+      Log(LogLevel::kWarn,
+          "leaving a ring of one: its " + std::to_string(store_->Count()) + " keys go with it");
     }
     state_ = State::kLeft;
     done();
     return;
   }
-  Log(LogLevel::kInfo, "leaving: handing " + std::to_string(store_->Count()) +
-                           " keys to " + Describe(successor()));
+  Log(LogLevel::kInfo,
+      "leaving: handing " + std::to_string(store_->Count()) + " keys to " + Describe(successor()));
   LeaveHandOff(std::move(done), static_cast<int>(successors_.size()));
 }
 
@@ -337,23 +337,23 @@ void ChordNode::LeaveHandOff(std::function<void()> done, int attempts_left) {
   wire::Envelope ping;
   ping.mutable_ping();
   Call(to, std::move(ping), config_.rpc_timeout_ms,
-       [this, alive, to, next, done = std::move(done), attempts_left](
-           const wire::Envelope* resp) mutable {
+       [this, alive, to, next, done = std::move(done),
+        attempts_left](const wire::Envelope* resp) mutable {
          if (alive.expired()) return;
          if (resp == nullptr) {
            next(std::move(done), attempts_left);
            return;
          }
-         SendTransferBatch(to, /*for_leave=*/true,
-                           [this, alive, next, done = std::move(done), attempts_left](
-                               bool ok) mutable {
-                             if (alive.expired()) return;
-                             if (ok) {
-                               LeaveNotify(std::move(done));
-                               return;
-                             }
-                             next(std::move(done), attempts_left);
-                           });
+         SendTransferBatch(
+             to, /*for_leave=*/true,
+             [this, alive, next, done = std::move(done), attempts_left](bool ok) mutable {
+               if (alive.expired()) return;
+               if (ok) {
+                 LeaveNotify(std::move(done));
+                 return;
+               }
+               next(std::move(done), attempts_left);
+             });
        });
 }
 
@@ -541,7 +541,8 @@ void ChordNode::StabilizeFromCandidate(const NodeRef& candidate) {
              (successors_.empty() || Id::InOpen(candidate.id, self_.id, successors_[0].id))) {
            // [c] + c.succ, merged with the list we just took from the old head (heard from
            // in this same round): if c's list is stale, the old head still backs it up.
-           std::vector<NodeRef> merged = BuildSuccessorList(candidate, resp->get_state_resp().successors());
+           std::vector<NodeRef> merged =
+               BuildSuccessorList(candidate, resp->get_state_resp().successors());
            for (const NodeRef& n : successors_) {
              if (std::find(merged.begin(), merged.end(), n) == merged.end()) merged.push_back(n);
            }
@@ -569,8 +570,7 @@ void ChordNode::FinishStabilize() {
   wire::Envelope req;
   self_.ToWire(req.mutable_notify()->mutable_node());
   req.mutable_notify()->set_want_keys(awaiting_transfer_);
-  Call(successors_.front(), std::move(req), config_.rpc_timeout_ms,
-       [](const wire::Envelope*) {});
+  Call(successors_.front(), std::move(req), config_.rpc_timeout_ms, [](const wire::Envelope*) {});
 }
 
 void ChordNode::CheckPredecessor() {
@@ -665,20 +665,19 @@ void ChordNode::SetSuccessors(std::vector<NodeRef> list) {
   if (!successors_.empty()) fingers_[0] = successors_.front();
   if (!(successor() == before)) {
     ++counters_.successor_changes;
-    Log(LogLevel::kInfo, "successor changed: " + Describe(before) + " -> " +
-                             Describe(successor()));
+    Log(LogLevel::kInfo, "successor changed: " + Describe(before) + " -> " + Describe(successor()));
   }
 }
 
 void ChordNode::SetPredecessor(std::optional<NodeRef> p) {
-  const bool changed = p.has_value() != predecessor_.has_value() ||
-                       (p && predecessor_ && !(*p == *predecessor_));
+  const bool changed =
+      p.has_value() != predecessor_.has_value() || (p && predecessor_ && !(*p == *predecessor_));
   predecessor_ = std::move(p);
   if (predecessor_) range_floor_.reset();
   if (!changed) return;
   ++counters_.predecessor_changes;
-  Log(LogLevel::kInfo,
-      "predecessor changed to " + (predecessor_ ? Describe(*predecessor_) : std::string("unknown")));
+  Log(LogLevel::kInfo, "predecessor changed to " +
+                           (predecessor_ ? Describe(*predecessor_) : std::string("unknown")));
   if (predecessor_) PushMisplacedKeys(/*announce=*/true);
 }
 
@@ -745,7 +744,8 @@ bool ChordNode::OwnerFromSuccessors(const Id& target, NodeRef* predecessor,
   const size_t keep = static_cast<size_t>((config_.successors + 1) / 2);
   const NodeRef* prev = &self_;
   for (size_t i = 0; i < successors_.size(); ++i) {
-    if (i > 0 && successors_.size() - i < keep && static_cast<int>(successors_.size()) >= config_.successors) {
+    if (i > 0 && successors_.size() - i < keep &&
+        static_cast<int>(successors_.size()) >= config_.successors) {
       return false;
     }
     if (Id::InHalfOpen(target, prev->id, successors_[i].id)) {
@@ -853,53 +853,53 @@ void ChordNode::LookupStep(std::shared_ptr<LookupState> st) {
   wire::Envelope req;
   req.mutable_find_next_hop()->set_target(st->target.ToBytes());
   std::weak_ptr<bool> alive = alive_;
-  Call(hop, std::move(req), config_.rpc_timeout_ms, [this, alive, st, hop](
-                                                        const wire::Envelope* resp) {
-    if (alive.expired()) return;
-    if (resp == nullptr || !resp->has_find_next_hop_resp()) {
-      if (resp == nullptr) {
-        ++st->timeouts;
-        if (st->retried.insert(hop.id).second) {
-          // A slow answer is not proof of death: ask the same hop once more first.
-          st->tried.erase(hop.id);
-          if (st->stack.empty()) st->stack.emplace_back();
-          st->stack.back().insert(st->stack.back().begin(), hop);
-          LookupStep(st);
-          return;
-        }
-        MarkDead(hop);
-      }
-      LookupStep(st);  // route around it
-      return;
-    }
-    ++st->hops;
-    if (st->answered.size() < kMaxRemembered) st->answered.push_back(hop.addr);
-    const auto& r = resp->find_next_hop_resp();
-    std::vector<NodeRef> nodes;
-    for (const auto& info : r.nodes()) {
-      if (auto n = NodeRef::FromWire(info)) nodes.push_back(std::move(*n));
-    }
-    if (r.done()) {
-      if (nodes.empty()) nodes.push_back(hop);  // the hop is alone: it owns everything
-      auto pred = r.has_predecessor() ? NodeRef::FromWire(r.predecessor()) : std::nullopt;
-      st->predecessor = pred ? *pred : hop;
-      if (st->verify_owner) {
-        LookupVerify(st, std::move(nodes), 0, /*retried=*/false);
-        return;
-      }
-      counters_.lookup_hops += st->hops;
-      LookupResult out;
-      out.owner = nodes.front();
-      out.successors.assign(nodes.begin() + 1, nodes.end());
-      out.predecessor = st->predecessor;
-      out.hops = st->hops;
-      out.timeouts = st->timeouts;
-      st->done(std::move(out));
-      return;
-    }
-    st->stack.push_back(std::move(nodes));
-    LookupStep(st);
-  });
+  Call(hop, std::move(req), config_.rpc_timeout_ms,
+       [this, alive, st, hop](const wire::Envelope* resp) {
+         if (alive.expired()) return;
+         if (resp == nullptr || !resp->has_find_next_hop_resp()) {
+           if (resp == nullptr) {
+             ++st->timeouts;
+             if (st->retried.insert(hop.id).second) {
+               // A slow answer is not proof of death: ask the same hop once more first.
+               st->tried.erase(hop.id);
+               if (st->stack.empty()) st->stack.emplace_back();
+               st->stack.back().insert(st->stack.back().begin(), hop);
+               LookupStep(st);
+               return;
+             }
+             MarkDead(hop);
+           }
+           LookupStep(st);  // route around it
+           return;
+         }
+         ++st->hops;
+         if (st->answered.size() < kMaxRemembered) st->answered.push_back(hop.addr);
+         const auto& r = resp->find_next_hop_resp();
+         std::vector<NodeRef> nodes;
+         for (const auto& info : r.nodes()) {
+           if (auto n = NodeRef::FromWire(info)) nodes.push_back(std::move(*n));
+         }
+         if (r.done()) {
+           if (nodes.empty()) nodes.push_back(hop);  // the hop is alone: it owns everything
+           auto pred = r.has_predecessor() ? NodeRef::FromWire(r.predecessor()) : std::nullopt;
+           st->predecessor = pred ? *pred : hop;
+           if (st->verify_owner) {
+             LookupVerify(st, std::move(nodes), 0, /*retried=*/false);
+             return;
+           }
+           counters_.lookup_hops += st->hops;
+           LookupResult out;
+           out.owner = nodes.front();
+           out.successors.assign(nodes.begin() + 1, nodes.end());
+           out.predecessor = st->predecessor;
+           out.hops = st->hops;
+           out.timeouts = st->timeouts;
+           st->done(std::move(out));
+           return;
+         }
+         st->stack.push_back(std::move(nodes));
+         LookupStep(st);
+       });
 }
 
 void ChordNode::LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRef> owners,
@@ -954,8 +954,8 @@ void ChordNode::LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRe
            return;
          }
          const auto& state = resp->get_state_resp();
-         auto pred = state.has_predecessor() ? NodeRef::FromWire(state.predecessor())
-                                             : std::nullopt;
+         auto pred =
+             state.has_predecessor() ? NodeRef::FromWire(state.predecessor()) : std::nullopt;
          if (pred && !(*pred == candidate) && st->dead.count(pred->id) == 0 &&
              !Id::InHalfOpen(st->target, pred->id, candidate.id)) {
            // The candidate's predecessor lies at or after the key: it is the better owner.
@@ -1049,8 +1049,8 @@ void ChordNode::SendTransferBatch(const NodeRef& to, bool for_leave,
          counters_.keys_sent += sent.size();
          if (!sent.empty()) {
            Log(LogLevel::kInfo, "transferred " + std::to_string(sent.size()) + " keys (" +
-                                    std::to_string(bytes) + " bytes) to " + Describe(to) +
-                                    " in " + std::to_string(env_->NowMs() - started) + " ms");
+                                    std::to_string(bytes) + " bytes) to " + Describe(to) + " in " +
+                                    std::to_string(env_->NowMs() - started) + " ms");
          }
          if (more) {
            if (!for_leave && !(predecessor_ && *predecessor_ == to)) {
@@ -1074,8 +1074,8 @@ void ChordNode::StartDataOp(ReplyToken from, const wire::Envelope& request) {
   wire::DataResponse bad;
   bad.set_code(wire::INVALID);
   if (key.empty()) {
-    bad.set_error("the key is empty; give a key of 1 to " +
-                  std::to_string(config_.max_key_bytes) + " bytes");
+    bad.set_error("the key is empty; give a key of 1 to " + std::to_string(config_.max_key_bytes) +
+                  " bytes");
   } else if (key.size() > config_.max_key_bytes) {
     bad.set_error("the key is " + std::to_string(key.size()) + " bytes, over the limit of " +
                   std::to_string(config_.max_key_bytes) + "; use a shorter key");
@@ -1340,8 +1340,8 @@ void ChordNode::HandleTransfer(ReplyToken from, const wire::Envelope& req) {
   if (r->code() == wire::OK) {
     counters_.keys_received += t.records_size();
     if (t.records_size() > 0) {
-      Log(LogLevel::kInfo, "received " + std::to_string(t.records_size()) + " keys from " +
-                               t.from().addr());
+      Log(LogLevel::kInfo,
+          "received " + std::to_string(t.records_size()) + " keys from " + t.from().addr());
     }
     // Our range comes from our successor; a hand-over from anyone else (a leaving
     // predecessor) does not end the wait.

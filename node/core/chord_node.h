@@ -7,8 +7,8 @@
 #define CHORD_NODE_CORE_CHORD_NODE_H_
 
 #include <array>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -143,8 +143,8 @@ class ChordNode {
   Status StoreIfNewer(const Id& key_id, const wire::Record& rec);
   void MarkDead(const NodeRef& n);
   // [head] + list, cut where it wraps back to this node, without duplicates, at most S long.
-  std::vector<NodeRef> BuildSuccessorList(const NodeRef& head,
-                                          const google::protobuf::RepeatedPtrField<wire::NodeInfo>& rest) const;
+  std::vector<NodeRef> BuildSuccessorList(
+      const NodeRef& head, const google::protobuf::RepeatedPtrField<wire::NodeInfo>& rest) const;
   // When `target` falls within the span of our successor list, sets the node just before
   // its owner and the owner followed by the rest of the list, and returns true.
   bool OwnerFromSuccessors(const Id& target, NodeRef* predecessor,

@@ -8,19 +8,19 @@
 namespace chord {
 
 struct NodeConfig {
-  int successors = 8;                   // S: successor list length (>= 2 for Zave's proof)
-  uint64_t stabilize_ms = 500;          // stabilize / check_predecessor / fix_fingers period
-  double stabilize_jitter = 0.25;       // each period is uniform in stabilize_ms * (1 +- this)
-  uint64_t rpc_timeout_ms = 1000;       // a peer that has not answered by then is dead
-  uint64_t transfer_timeout_ms = 10000; // one batch of a key transfer
-  uint64_t join_retry_ms = 1000;        // wait before retrying a failed join
-  uint64_t data_deadline_ms = 8000;     // a client's put/get/del gives up after this
-  uint64_t data_retry_ms = 100;         // first back-off between data attempts (doubles)
+  int successors = 8;                    // S: successor list length (>= 2 for Zave's proof)
+  uint64_t stabilize_ms = 500;           // stabilize / check_predecessor / fix_fingers period
+  double stabilize_jitter = 0.25;        // each period is uniform in stabilize_ms * (1 +- this)
+  uint64_t rpc_timeout_ms = 1000;        // a peer that has not answered by then is dead
+  uint64_t transfer_timeout_ms = 10000;  // one batch of a key transfer
+  uint64_t join_retry_ms = 1000;         // wait before retrying a failed join
+  uint64_t data_deadline_ms = 8000;      // a client's put/get/del gives up after this
+  uint64_t data_retry_ms = 100;          // first back-off between data attempts (doubles)
   size_t max_key_bytes = 1024;
   size_t max_value_bytes = 1 << 20;
   size_t transfer_batch_bytes = 4 << 20;
-  int next_hop_candidates = 8;          // fallbacks a lookup step returns
-  int max_lookup_steps = 256;           // bound on the RPCs of one lookup
+  int next_hop_candidates = 8;  // fallbacks a lookup step returns
+  int max_lookup_steps = 256;   // bound on the RPCs of one lookup
 };
 
 }  // namespace chord

@@ -37,7 +37,7 @@ class TcpListener;
 class TimerQueue;
 
 struct RuntimeOptions {
-  std::string listen_addr;  // HOST:PORT to bind; also the address advertised to peers
+  std::string listen_addr;              // HOST:PORT to bind; also the address advertised to peers
   std::vector<std::string> join_addrs;  // ring members to join through; empty: a new ring
   NodeConfig node;
   uint32_t max_frame_bytes = kDefaultMaxFrameBytes;

@@ -64,8 +64,9 @@ bool IsIdeal(const SimNetwork& net, int s, std::string* why = nullptr) {
     }
     const size_t want = std::min<size_t>(s, n - 1);
     if (x->successors().size() != want) {
-      if (why) *why = x->self().addr + " has " + std::to_string(x->successors().size()) +
-                      " successors, want " + std::to_string(want);
+      if (why)
+        *why = x->self().addr + " has " + std::to_string(x->successors().size()) +
+               " successors, want " + std::to_string(want);
       return false;
     }
     for (size_t k = 0; k < want; ++k) {
@@ -113,11 +114,11 @@ std::optional<wire::Envelope> Call(SimNetwork& net, const std::string& addr, wir
 std::map<std::string, std::vector<std::string>> Holders(SimNetwork& net) {
   std::map<std::string, std::vector<std::string>> out;
   for (ChordNode* n : net.LiveNodes()) {
-    Status s = net.store(n->self().addr)->Scan(Id::Max(), Id::Max(),
-                                               [&](const Id&, const wire::Record& r) {
-                                                 out[r.key()].push_back(n->self().addr);
-                                                 return true;
-                                               });
+    Status s = net.store(n->self().addr)
+                   ->Scan(Id::Max(), Id::Max(), [&](const Id&, const wire::Record& r) {
+                     out[r.key()].push_back(n->self().addr);
+                     return true;
+                   });
     EXPECT_TRUE(s.ok());
   }
   return out;
@@ -168,8 +169,7 @@ TEST(ChordNodeTest, SimultaneousJoinsConverge) {
   net.RunFor(100);
   for (int i = 2; i <= 12; ++i) net.AddNode(Addr(i), FastConfig(3), Addr(1));  // all at once
   std::string why;
-  EXPECT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000))
-      << (IsIdeal(net, 3, &why), why);
+  EXPECT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000)) << (IsIdeal(net, 3, &why), why);
 }
 
 TEST(ChordNodeTest, FingersAreCorrectOnAKnownRing) {
@@ -236,7 +236,8 @@ TEST(ChordNodeTest, JoinMovesExactlyTheNewRange) {
   }
   ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
   for (int k = 0; k < 300; ++k) {
-    auto r = Call(net, Addr(1 + k % 8), PutReq("user-" + std::to_string(k), "v" + std::to_string(k)));
+    auto r =
+        Call(net, Addr(1 + k % 8), PutReq("user-" + std::to_string(k), "v" + std::to_string(k)));
     ASSERT_TRUE(r && r->data_resp().code() == wire::OK) << k;
   }
   auto before = Holders(net);
@@ -343,8 +344,7 @@ TEST(ChordNodeTest, RingHealsAfterCrashes) {
   EXPECT_FALSE(IsIdeal(net, 3));  // survivors still point at the dead nodes
   const uint64_t crashed_at = net.now_ms();
   std::string why;
-  EXPECT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000))
-      << (IsIdeal(net, 3, &why), why);
+  EXPECT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000)) << (IsIdeal(net, 3, &why), why);
   EXPECT_EQ(net.LiveNodes().size(), 8u);
   EXPECT_GT(net.now_ms(), crashed_at);  // healing took failure detection and stabilization
 }

@@ -36,12 +36,13 @@ class ChurnRun {
       const auto from_ms = static_cast<uint64_t>(options_.partition_at_s * 1000);
       const auto until_ms = from_ms + static_cast<uint64_t>(options_.partition_seconds * 1000);
       const double fraction = options_.partition_fraction;
-      net_.SetPartition([this, from_ms, until_ms, fraction](const std::string& a,
-                                                          const std::string& b) {
-        const uint64_t now = net_.now_ms();
-        if (now < from_ms || now >= until_ms) return false;
-        return (Id::Sha1(a).ToUnitFraction() < fraction) != (Id::Sha1(b).ToUnitFraction() < fraction);
-      });
+      net_.SetPartition(
+          [this, from_ms, until_ms, fraction](const std::string& a, const std::string& b) {
+            const uint64_t now = net_.now_ms();
+            if (now < from_ms || now >= until_ms) return false;
+            return (Id::Sha1(a).ToUnitFraction() < fraction) !=
+                   (Id::Sha1(b).ToUnitFraction() < fraction);
+          });
     }
     next_index_ = static_cast<uint64_t>(options_.nodes);
     if (options_.check_invariants) {

@@ -18,11 +18,11 @@ namespace chord::sim {
 struct ChurnOptions {
   int nodes = 1000;
   int successors = 20;
-  double rate = 0.05;          // joins per second, and departures per second
-  int lookups = 10000;         // one per second: the churn lasts about this many seconds
+  double rate = 0.05;   // joins per second, and departures per second
+  int lookups = 10000;  // one per second: the churn lasts about this many seconds
   uint64_t seed = 1;
   bool check_invariants = false;
-  double crash_fraction = 0;   // share of departures that are crashes instead of leaves
+  double crash_fraction = 0;  // share of departures that are crashes instead of leaves
   uint64_t stabilize_ms = 30000;
   double stabilize_jitter = 0.5;  // periods uniform in stabilize_ms * [0.5, 1.5]
   double mean_latency_ms = 50;

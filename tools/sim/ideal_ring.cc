@@ -82,7 +82,8 @@ bool IsIdealRing(const SimNetwork& net, int successors, std::string* why) {
         return false;
       }
     }
-    if (n > 1 && (!x->predecessor() || !(x->predecessor()->id == nodes[(i + n - 1) % n]->self().id))) {
+    if (n > 1 &&
+        (!x->predecessor() || !(x->predecessor()->id == nodes[(i + n - 1) % n]->self().id))) {
       if (why) *why = x->self().addr + ": predecessor is wrong";
       return false;
     }

@@ -32,10 +32,12 @@ std::string Format(const char* fmt, double a = 0, double b = 0, double c = 0, do
 
 void RunLookups(const LookupOptions& o, bool as_json) {
   const LookupReport r = RunLookupExperiment(o);
-  json j = {{"experiment", "lookups"}, {"nodes", r.nodes},         {"lookups", r.lookups},
-            {"seed", o.seed},          {"successors", o.successors}, {"hops_mean", r.hops_mean},
-            {"hops_p1", r.hops_p1},    {"hops_p50", r.hops_p50},   {"hops_p99", r.hops_p99},
-            {"failed", r.failed},      {"events", r.events},       {"virtual_seconds", r.virtual_seconds}};
+  json j = {{"experiment", "lookups"},    {"nodes", r.nodes},
+            {"lookups", r.lookups},       {"seed", o.seed},
+            {"successors", o.successors}, {"hops_mean", r.hops_mean},
+            {"hops_p1", r.hops_p1},       {"hops_p50", r.hops_p50},
+            {"hops_p99", r.hops_p99},     {"failed", r.failed},
+            {"events", r.events},         {"virtual_seconds", r.virtual_seconds}};
   std::string t = "lookup path length: " + std::to_string(r.nodes) + " nodes, " +
                   std::to_string(r.lookups) + " lookups, successor list " +
                   std::to_string(o.successors) + ", seed " + std::to_string(o.seed) + "\n";
@@ -50,14 +52,20 @@ void RunLookups(const LookupOptions& o, bool as_json) {
 
 void RunBalance(const BalanceOptions& o, bool as_json) {
   const BalanceReport r = RunBalanceExperiment(o);
-  json j = {{"experiment", "balance"}, {"nodes", r.nodes}, {"keys", r.keys},
-            {"vnodes", r.vnodes},      {"seed", o.seed},   {"mean", r.mean},
-            {"p1", r.p1},              {"p99", r.p99},     {"max", r.max},
+  json j = {{"experiment", "balance"},
+            {"nodes", r.nodes},
+            {"keys", r.keys},
+            {"vnodes", r.vnodes},
+            {"seed", o.seed},
+            {"mean", r.mean},
+            {"p1", r.p1},
+            {"p99", r.p99},
+            {"max", r.max},
             {"p1_over_mean", r.mean > 0 ? r.p1 / r.mean : 0},
             {"p99_over_mean", r.mean > 0 ? r.p99 / r.mean : 0}};
   std::string t = "keys per real node: " + std::to_string(r.nodes) + " nodes x " +
-                  std::to_string(r.vnodes) + " vnodes, " + std::to_string(r.keys) +
-                  " keys, seed " + std::to_string(o.seed) + "\n";
+                  std::to_string(r.vnodes) + " vnodes, " + std::to_string(r.keys) + " keys, seed " +
+                  std::to_string(o.seed) + "\n";
   t += Format("  mean %.1f  p1 %.0f  p99 %.0f  max %.0f\n", r.mean, r.p1, r.p99, r.max);
   t += Format("  p1/mean %.2f  p99/mean %.2f", r.mean > 0 ? r.p1 / r.mean : 0,
               r.mean > 0 ? r.p99 / r.mean : 0);
@@ -68,17 +76,17 @@ void RunBalance(const BalanceOptions& o, bool as_json) {
 
 void RunFail(const FailOptions& o, bool as_json) {
   const FailReport r = RunFailExperiment(o);
-  json j = {{"experiment", "fail"},      {"nodes", r.nodes},
+  json j = {{"experiment", "fail"},       {"nodes", r.nodes},
             {"successors", o.successors}, {"fail_fraction", o.fail_fraction},
-            {"crashed", r.crashed},      {"seed", o.seed},
-            {"lookups", r.lookups},      {"failed", r.failed},
-            {"hops_mean", r.hops_mean},  {"timeouts_mean", r.timeouts_mean},
+            {"crashed", r.crashed},       {"seed", o.seed},
+            {"lookups", r.lookups},       {"failed", r.failed},
+            {"hops_mean", r.hops_mean},   {"timeouts_mean", r.timeouts_mean},
             {"events", r.events}};
   std::string t = "simultaneous failures: " + std::to_string(r.nodes) + " nodes, successor list " +
                   std::to_string(o.successors) + ", " + std::to_string(r.crashed) +
                   " crashed, stabilization off, " + std::to_string(r.lookups) + " lookups\n";
-  t += Format("  ours   hops %.2f  timeouts %.2f", r.hops_mean, r.timeouts_mean) +
-       "  failed " + std::to_string(r.failed) + "\n";
+  t += Format("  ours   hops %.2f  timeouts %.2f", r.hops_mean, r.timeouts_mean) + "  failed " +
+       std::to_string(r.failed) + "\n";
   t += "  paper  (ToN Table II, N=1000, R=20): no failures up to P=0.5; hops 3.84 (P=0) to "
        "5.09 (P=0.5); timeouts 0.60 (P=0.1) to 5.10 (P=0.5)\n";
   Print(j, as_json, t);
@@ -123,8 +131,9 @@ void RunChurn(const ChurnOptions& o, bool as_json) {
             {"events", r.events},
             {"virtual_seconds", r.virtual_seconds}};
   std::string t = "churn: " + std::to_string(o.nodes) + " nodes, successor list " +
-                  std::to_string(o.successors) + Format(", %.3f joins/s and %.3f leaves/s", o.rate, o.rate) +
-                  ", seed " + std::to_string(o.seed) + "\n";
+                  std::to_string(o.successors) +
+                  Format(", %.3f joins/s and %.3f leaves/s", o.rate, o.rate) + ", seed " +
+                  std::to_string(o.seed) + "\n";
   t += Format("  ours   failed/10^4 %.1f  hops %.2f  timeouts %.2f",
               r.lookups > 0 ? 1e4 * r.failed / r.lookups : 0, r.hops_mean, r.timeouts_mean) +
        "  (" + std::to_string(r.joins) + " joins, " + std::to_string(r.leaves) + " leaves, " +
@@ -135,7 +144,8 @@ void RunChurn(const ChurnOptions& o, bool as_json) {
        (o.check_invariants ? std::to_string(r.invariant_violations) : std::string("not checked")) +
        (r.first_violation.empty() ? "" : " (first: " + r.first_violation + ")") + "\n";
   t += "  converged after churn: " + std::string(r.converged ? "yes" : "no") +
-       (r.converged ? ", in " + std::to_string(r.rounds_to_converge) + " stabilization rounds" : "") +
+       (r.converged ? ", in " + std::to_string(r.rounds_to_converge) + " stabilization rounds"
+                    : "") +
        "\n";
   Print(j, as_json, t);
 }
@@ -153,7 +163,8 @@ int main(int argc, char** argv) {
   LookupOptions lookup;
   auto* lookups = app.add_subcommand("lookups", "Lookup path length on a converged ring (Fig. 10)");
   lookups->add_option("--nodes", lookup.nodes, "Ring size")->check(CLI::Range(1, 1000000));
-  lookups->add_option("--lookups", lookup.lookups, "Lookups to run")->check(CLI::Range(1, 100000000));
+  lookups->add_option("--lookups", lookup.lookups, "Lookups to run")
+      ->check(CLI::Range(1, 100000000));
   lookups->add_option("--seed", lookup.seed, "Random seed");
   lookups->add_option("--successors", lookup.successors, "Successor list length")
       ->check(CLI::Range(1, 1024));
@@ -212,7 +223,8 @@ int main(int argc, char** argv) {
                  "Mean stabilization period; periods are uniform in [0.5, 1.5] times it")
       ->check(CLI::Range(1, 10000000));
 
-  for (auto* sub : {lookups, bal, fl, ch}) sub->add_flag("--json", as_json, "Print one JSON object");
+  for (auto* sub : {lookups, bal, fl, ch})
+    sub->add_flag("--json", as_json, "Print one JSON object");
 
   try {
     app.parse(argc, argv);
