@@ -10,16 +10,9 @@
 namespace chord::sim {
 
 FailReport RunFailExperiment(const FailOptions& options) {
-  SimOptions net_options;
-  net_options.seed = options.seed;
-  net_options.mean_latency_ms = options.mean_latency_ms;
-  net_options.loss = options.loss;
-  SimNetwork net(net_options);
-  NodeConfig config;
-  config.successors = options.successors;
-  config.rpc_timeout_ms = options.rpc_timeout_ms;
-  std::vector<std::string> addrs = BuildIdealRing(&net, options.nodes, config);
-  for (const auto& a : addrs) net.node(a)->SetMaintenance(false);
+  SimNetwork net(LookupNetwork(options.seed, options.mean_latency_ms, options.loss));
+  std::vector<std::string> addrs =
+      BuildStaticRing(&net, options.nodes, options.successors, options.rpc_timeout_ms);
 
   // Crash a random subset at once (a seeded Fisher-Yates shuffle picks it).
   FailReport report;

@@ -4,6 +4,24 @@
 
 namespace chord::sim {
 
+SimOptions LookupNetwork(uint64_t seed, double mean_latency_ms, double loss) {
+  SimOptions o;
+  o.seed = seed;
+  o.mean_latency_ms = mean_latency_ms;
+  o.loss = loss;
+  return o;
+}
+
+std::vector<std::string> BuildStaticRing(SimNetwork* net, int nodes, int successors,
+                                         uint64_t rpc_timeout_ms) {
+  NodeConfig config;
+  config.successors = successors;
+  config.rpc_timeout_ms = rpc_timeout_ms;
+  std::vector<std::string> addrs = BuildIdealRing(net, nodes, config);
+  for (const auto& a : addrs) net->node(a)->SetMaintenance(false);
+  return addrs;
+}
+
 LookupTally RunLookupBatch(SimNetwork* net, const std::vector<std::string>& from,
                            const RingOrder& order, int count, bool verify_owner) {
   LookupTally tally;

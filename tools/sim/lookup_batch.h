@@ -20,6 +20,15 @@ struct LookupTally {
   int failed = 0;
 };
 
+// The network model of the paper's lookup experiments: `seed`, exponential one-way delay of
+// mean `mean_latency_ms`, each message lost with probability `loss`.
+SimOptions LookupNetwork(uint64_t seed, double mean_latency_ms, double loss);
+
+// Adds a converged ring of `nodes` nodes (successor lists of `successors`) with stabilization
+// stopped, as the lookup and failure experiments use it. Returns the addresses.
+std::vector<std::string> BuildStaticRing(SimNetwork* net, int nodes, int successors,
+                                         uint64_t rpc_timeout_ms);
+
 LookupTally RunLookupBatch(SimNetwork* net, const std::vector<std::string>& from,
                            const RingOrder& order, int count, bool verify_owner);
 

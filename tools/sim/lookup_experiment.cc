@@ -9,20 +9,11 @@
 namespace chord::sim {
 
 LookupReport RunLookupExperiment(const LookupOptions& options) {
-  SimOptions net_options;
-  net_options.seed = options.seed;
-  net_options.mean_latency_ms = options.mean_latency_ms;
-  net_options.loss = options.loss;
-  SimNetwork net(net_options);
-  NodeConfig config;
-  config.successors = options.successors;
-  config.rpc_timeout_ms = options.rpc_timeout_ms;
-  const std::vector<std::string> addrs = BuildIdealRing(&net, options.nodes, config);
+  SimNetwork net(LookupNetwork(options.seed, options.mean_latency_ms, options.loss));
+  const std::vector<std::string> addrs =
+      BuildStaticRing(&net, options.nodes, options.successors, options.rpc_timeout_ms);
   std::vector<Id> ids;
-  for (const auto& a : addrs) {
-    ids.push_back(Id::Sha1(a));
-    net.node(a)->SetMaintenance(false);
-  }
+  for (const auto& a : addrs) ids.push_back(Id::Sha1(a));
   const RingOrder order(std::move(ids));
 
   LookupReport report;
