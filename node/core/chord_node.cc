@@ -52,6 +52,16 @@ struct ChordNode::DataOp {
 ChordNode::ChordNode(Environment* env, Store* store, NodeConfig config, NodeRef self)
     : env_(env), store_(store), config_(config), self_(std::move(self)) {
   if (config_.successors < 1) config_.successors = 1;
+  if (config_.replicas < 1) config_.replicas = 1;
+  next_request_id_ = config_.request_id_base + 1;
+  process_vnodes_ = {self_};
+}
+
+void ChordNode::SetProcessVnodes(std::vector<NodeRef> vnodes) {
+  process_vnodes_ = std::move(vnodes);
+  if (std::find(process_vnodes_.begin(), process_vnodes_.end(), self_) == process_vnodes_.end()) {
+    process_vnodes_.push_back(self_);
+  }
 }
 
 ChordNode::~ChordNode() {

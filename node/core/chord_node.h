@@ -70,6 +70,10 @@ class ChordNode {
   // nullopt where that is this node). Used to build rings of thousands of nodes quickly.
   void InstallRoutingState(std::vector<NodeRef> successors, std::optional<NodeRef> predecessor,
                            const std::vector<std::optional<NodeRef>>& fingers);
+  // Virtual nodes: every ring position of this process, this one included, all sharing one
+  // Store. Used to tell replica copies from keys a sibling owns. Call before Start.
+  void SetProcessVnodes(std::vector<NodeRef> vnodes);
+
   // Stops (false) or restarts (true) the periodic stabilize / check-predecessor /
   // fix-fingers round. A stopped node still answers requests and runs lookups.
   void SetMaintenance(bool enabled);
@@ -209,6 +213,7 @@ class ChordNode {
   uint64_t clock_ = 0;              // Lamport clock for record versions
   TimerId tick_timer_ = 0;
   std::vector<std::string> bootstraps_;
+  std::vector<NodeRef> process_vnodes_;  // ring positions of this process (this one included)
   size_t join_attempts_ = 0;
 
   uint64_t next_request_id_ = 1;

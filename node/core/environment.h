@@ -26,6 +26,9 @@ class Environment {
 
   // Monotonic milliseconds; only differences are meaningful.
   virtual uint64_t NowMs() = 0;
+  // Wall-clock milliseconds since the Unix epoch (virtual in the simulator). Used only for
+  // record versions (a hybrid logical clock) and tombstone ages, never for timeouts.
+  virtual uint64_t WallMs() = 0;
   // Uniformly random 64 bits (seeded in the simulator).
   virtual uint64_t Random() = 0;
 

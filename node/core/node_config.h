@@ -21,6 +21,18 @@ struct NodeConfig {
   size_t transfer_batch_bytes = 4 << 20;
   int next_hop_candidates = 8;  // fallbacks a lookup step returns
   int max_lookup_steps = 256;   // bound on the RPCs of one lookup
+
+  // Replication (see README "Replication and consistency").
+  int replicas = 3;                         // R: owner + R-1 distinct processes clockwise
+  uint64_t anti_entropy_ms = 2000;          // period of digest comparison and clean-up
+  uint32_t digest_buckets = 256;            // arcs a primary range is cut into for digests
+  uint64_t tombstone_grace_ms = 3'600'000;  // a tombstone is kept at least this long
+  double read_repair_chance = 0.1;          // share of reads that compare replicas afterwards
+  int write_attempts = 3;                   // version bumps when a replica holds a newer one
+
+  // Request ids this node issues start above this (virtual nodes of one process use
+  // disjoint ranges so that the runtime can route answers by id).
+  uint64_t request_id_base = 0;
 };
 
 }  // namespace chord

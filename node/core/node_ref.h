@@ -32,6 +32,10 @@ struct NodeRef {
     out->set_addr(addr);
   }
 
+  // The process behind this ring position: the address without a "#i" vnode suffix. Replica
+  // sets hold at most one position per process.
+  std::string process() const { return addr.substr(0, addr.find('#')); }
+
   friend bool operator==(const NodeRef& a, const NodeRef& b) { return a.id == b.id; }
 };
 

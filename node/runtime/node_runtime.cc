@@ -3,6 +3,7 @@
 #include <uv.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <utility>
 
@@ -195,6 +196,12 @@ void NodeRuntime::Shutdown() {
 // --- Environment --------------------------------------------------------------------------
 
 uint64_t NodeRuntime::NowMs() { return uv_now(loop_.get()); }
+
+uint64_t NodeRuntime::WallMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
 
 uint64_t NodeRuntime::Random() { return rng_(); }
 

@@ -81,6 +81,7 @@ class NodeRuntime final : public Environment {
 
   // Environment.
   uint64_t NowMs() override;
+  uint64_t WallMs() override;
   uint64_t Random() override;
   void SendRequest(const std::string& addr, const wire::Envelope& request) override;
   void SendReply(ReplyToken to, const wire::Envelope& reply) override;

@@ -5,6 +5,9 @@
 #include <utility>
 
 namespace chord::sim {
+namespace {
+constexpr uint64_t kSimEpochMs = 1'767'225'600'000;
+}  // namespace
 
 // The Environment of one simulated node.
 class SimNetwork::NodeEnv final : public Environment {
@@ -12,6 +15,8 @@ class SimNetwork::NodeEnv final : public Environment {
   NodeEnv(SimNetwork* net, uint64_t index) : net_(net), index_(index) {}
 
   uint64_t NowMs() override { return net_->now_ms_; }
+  // Virtual wall time: a fixed epoch (2026-01-01) plus the virtual clock.
+  uint64_t WallMs() override { return kSimEpochMs + net_->now_ms_; }
   uint64_t Random() override { return net_->rng_(); }
 
   void SendRequest(const std::string& addr, const wire::Envelope& request) override {
