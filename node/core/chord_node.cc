@@ -4,6 +4,9 @@
 #include <unordered_set>
 #include <utility>
 
+#include "node/core/data_op.h"
+#include "node/core/record_order.h"
+
 namespace chord {
 namespace {
 
@@ -36,25 +39,18 @@ struct ChordNode::LookupState {
   int timeouts = 0;
 };
 
-struct ChordNode::DataOp {
-  ReplyToken from = 0;
-  wire::Envelope request;  // the client's request; `direct` is set when forwarding
-  Id key_id;
-  uint64_t deadline_ms = 0;
-  uint64_t backoff_ms = 0;
-  int attempts = 0;
-  int hops = 0;
-  int hints_followed = 0;
-  std::optional<NodeRef> hint;  // where to send the next attempt, skipping the lookup
-  std::string last_error;
-};
-
 ChordNode::ChordNode(Environment* env, Store* store, NodeConfig config, NodeRef self)
     : env_(env), store_(store), config_(config), self_(std::move(self)) {
   if (config_.successors < 1) config_.successors = 1;
   if (config_.replicas < 1) config_.replicas = 1;
   next_request_id_ = config_.request_id_base + 1;
   process_vnodes_ = {self_};
+  // Versions continue above everything already stored (a restart on the same data).
+  Status s = store_->Scan(Id(), Id(), [this](const Id&, const wire::Record& rec) {
+    ObserveVersion(rec.version());
+    return true;
+  });
+  if (!s.ok()) Log(LogLevel::kError, "cannot read the stored records: " + s.message());
 }
 
 void ChordNode::SetProcessVnodes(std::vector<NodeRef> vnodes) {
@@ -168,9 +164,15 @@ void ChordNode::OnRequest(ReplyToken from, const wire::Envelope& req) {
                           : req.has_get() ? req.get().direct()
                                           : req.del().direct();
       if (direct) {
-        wire::Envelope reply;
-        *reply.mutable_data_resp() = ApplyDirect(req);
-        return Reply(from, req.request_id(), std::move(reply));
+        const uint64_t request_id = req.request_id();
+        std::weak_ptr<bool> alive = alive_;
+        ApplyDirect(req, [this, alive, from, request_id](wire::DataResponse d) {
+          if (alive.expired()) return;
+          wire::Envelope reply;
+          *reply.mutable_data_resp() = std::move(d);
+          Reply(from, request_id, std::move(reply));
+        });
+        return;
       }
       return StartDataOp(from, req);
     }
@@ -180,6 +182,16 @@ void ChordNode::OnRequest(ReplyToken from, const wire::Envelope& req) {
       return HandleStatus(from, req);
     case B::kListKeys:
       return HandleListKeys(from, req);
+    case B::kReplicate:
+      return HandleReplicate(from, req);
+    case B::kSyncDigest:
+      return HandleSyncDigest(from, req);
+    case B::kSyncPull:
+      return HandleSyncPull(from, req);
+    case B::kPurge:
+      return HandlePurge(from, req);
+    case B::kReplicaSet:
+      return HandleReplicaSet(from, req);
     default: {
       wire::Envelope reply;
       reply.mutable_error()->set_code(wire::INVALID);
@@ -452,6 +464,12 @@ void ChordNode::Tick() {
   Stabilize();
   CheckPredecessor();
   FixFingers();
+  const uint64_t now = env_->NowMs();
+  if (next_anti_entropy_ms_ == 0) next_anti_entropy_ms_ = now + config_.anti_entropy_ms;
+  if (now >= next_anti_entropy_ms_) {
+    next_anti_entropy_ms_ = now + config_.anti_entropy_ms;
+    AntiEntropyRound();
+  }
   ScheduleTick();
 }
 
@@ -646,12 +664,16 @@ void ChordNode::Rectify(const NodeRef& n, bool wants_keys) {
   }
   if (!predecessor_ || Id::InOpen(n.id, predecessor_->id, self_.id)) {
     SetPredecessor(n);
+    // With replicas, a new predecessor that waits for its keys gets them here (with one
+    // copy, SetPredecessor has already started the hand-over).
+    if (config_.replicas > 1 && wants_keys) PushMisplacedKeys(/*announce=*/true);
     return;
   }
   if (*predecessor_ == n) {
     // Same predecessor as before: hand over anything of its range still here (a previous
-    // transfer may have failed).
-    PushMisplacedKeys(/*announce=*/wants_keys);
+    // transfer may have failed). With replicas this node keeps copies outside its range on
+    // purpose, so only a predecessor still waiting for its keys gets a hand-over.
+    if (config_.replicas <= 1 || wants_keys) PushMisplacedKeys(/*announce=*/wants_keys);
     return;
   }
   // n is not between: keep the current predecessor unless it is dead.
@@ -688,7 +710,7 @@ void ChordNode::SetPredecessor(std::optional<NodeRef> p) {
   ++counters_.predecessor_changes;
   Log(LogLevel::kInfo, "predecessor changed to " +
                            (predecessor_ ? Describe(*predecessor_) : std::string("unknown")));
-  if (predecessor_) PushMisplacedKeys(/*announce=*/true);
+  if (predecessor_ && config_.replicas <= 1) PushMisplacedKeys(/*announce=*/true);
 }
 
 void ChordNode::MarkDead(const NodeRef& n) {
@@ -783,22 +805,49 @@ bool ChordNode::Owns(const Id& key_id) const {
 uint64_t ChordNode::PrimaryKeyCount() const {
   if (state_ != State::kJoined && state_ != State::kLeaving) return 0;
   const auto start = RangeStart();
-  if (!start) return store_->Count();
-  return store_->CountInRange(*start, self_.id);
+  return CountLive(start ? *start : self_.id, self_.id);
 }
 
-Status ChordNode::StoreIfNewer(const Id& key_id, const wire::Record& rec) {
-  clock_ = std::max(clock_, rec.version());
+uint64_t ChordNode::ReplicaKeyCount() const {
+  // Records between the previous vnode of this process and this one, minus our own range:
+  // each record held by the process is counted on exactly one of its vnodes.
+  std::optional<Id> prev;
+  for (const NodeRef& v : process_vnodes_) {
+    if (v == self_) continue;
+    if (!prev || Id::Distance(v.id, self_.id) < Id::Distance(*prev, self_.id)) prev = v.id;
+  }
+  const uint64_t held = CountLive(prev ? *prev : self_.id, self_.id);
+  const uint64_t primary = PrimaryKeyCount();
+  return held - std::min(held, primary);
+}
+
+uint64_t ChordNode::CountLive(const Id& from, const Id& to) const {
+  uint64_t n = 0;
+  Status s = store_->Scan(from, to, [&n](const Id&, const wire::Record& rec) {
+    if (!rec.deleted()) ++n;
+    return true;
+  });
+  return s.ok() ? n : 0;
+}
+
+Status ChordNode::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool* stored,
+                               wire::Record* kept) {
+  ObserveVersion(rec.version());
+  if (stored != nullptr) *stored = false;
   wire::Record old;
   Status s = store_->Get(key_id, rec.key(), &old);
   if (s.ok()) {
-    // Last writer wins; equal versions are ordered by value so that every node decides alike.
-    if (old.version() > rec.version()) return Status::Ok();
-    if (old.version() == rec.version() && old.value() >= rec.value()) return Status::Ok();
+    // Last writer wins, with a tie-break every node applies alike.
+    if (!RecordNewer(rec, old)) {
+      if (kept != nullptr) *kept = std::move(old);
+      return Status::Ok();
+    }
   } else if (!s.IsNotFound()) {
     return s;
   }
-  return store_->Put(key_id, rec);
+  s = store_->Put(key_id, rec);
+  if (s.ok() && stored != nullptr) *stored = true;
+  return s;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1048,6 +1097,9 @@ void ChordNode::SendTransferBatch(const NodeRef& to, bool for_leave,
            return;
          }
          for (const SentRecord& r : sent) {
+           // With replicas, a join's hand-over is a copy: this node stays in the new node's
+           // replica set, and the clean-up pass drops what it no longer needs.
+           if (!for_leave && config_.replicas > 1) break;
            // Keep a key that has become ours again meanwhile (the receiver left and handed
            // it back) or that was rewritten since it was sent.
            if (!for_leave && Owns(r.id)) continue;
@@ -1057,6 +1109,7 @@ void ChordNode::SendTransferBatch(const NodeRef& to, bool for_leave,
            if (!s.ok()) Log(LogLevel::kError, "cannot drop a handed-over key: " + s.message());
          }
          counters_.keys_sent += sent.size();
+         counters_.bytes_sent += bytes;
          if (!sent.empty()) {
            Log(LogLevel::kInfo, "transferred " + std::to_string(sent.size()) + " keys (" +
                                     std::to_string(bytes) + " bytes) to " + Describe(to) + " in " +
@@ -1138,6 +1191,7 @@ void ChordNode::RunDataOp(std::shared_ptr<DataOp> op) {
       return;
     }
     op->hops = r->hops;
+    op->owner_successors = r->successors;
     SendDataOp(op, r->owner);
   });
 }
@@ -1159,22 +1213,45 @@ void ChordNode::SendDataOp(std::shared_ptr<DataOp> op, const NodeRef& owner) {
     }
     RetryDataOp(op, d.error());
   };
+  std::weak_ptr<bool> alive = alive_;
   if (owner == self_) {
-    wire::DataResponse resp = ApplyDirect(op->request);
-    if (resp.code() == wire::NOT_OWNER || resp.code() == wire::SHUTTING_DOWN) {
-      not_owner(resp);
-      return;
-    }
-    FinishDataOp(op, std::move(resp));
+    ApplyDirect(op->request, [this, alive, op, not_owner](wire::DataResponse resp) {
+      if (alive.expired()) return;
+      if (resp.code() == wire::NOT_OWNER || resp.code() == wire::SHUTTING_DOWN) {
+        not_owner(resp);
+        return;
+      }
+      FinishDataOp(op, std::move(resp));
+    });
     return;
   }
   wire::Envelope forward = op->request;
-  std::weak_ptr<bool> alive = alive_;
-  Call(owner, std::move(forward), config_.rpc_timeout_ms,
+  // A write waits for its replicas, each of which may take a full RPC timeout.
+  const uint64_t timeout =
+      op->request.has_get() ? config_.rpc_timeout_ms
+                            : config_.rpc_timeout_ms * static_cast<uint64_t>(
+                                                           1 + 2 * config_.write_attempts);
+  Call(owner, std::move(forward), timeout,
        [this, alive, op, owner, not_owner](const wire::Envelope* resp) {
          if (alive.expired()) return;
          if (resp == nullptr) {
            MarkDead(owner);
+           if (op->request.has_get() && config_.replicas > 1 && !op->owner_successors.empty()) {
+             // Read the copies on the next members of the replica set instead.
+             std::vector<NodeRef> holders;
+             for (const NodeRef& n : op->owner_successors) {
+               if (static_cast<int>(holders.size()) >= config_.replicas - 1) break;
+               if (n.process() == owner.process()) continue;
+               if (std::any_of(holders.begin(), holders.end(),
+                               [&n](const NodeRef& h) { return h.process() == n.process(); })) {
+                 continue;
+               }
+               holders.push_back(n);
+             }
+             op->owner_successors.clear();
+             ReadFromReplicas(op, std::move(holders));
+             return;
+           }
            RetryDataOp(op, "the key's owner " + owner.addr + " did not answer");
            return;
          }
@@ -1217,7 +1294,7 @@ void ChordNode::FinishDataOp(std::shared_ptr<DataOp> op, wire::DataResponse resp
   Reply(op->from, op->request.request_id(), std::move(reply));
 }
 
-wire::DataResponse ChordNode::ApplyDirect(const wire::Envelope& request) {
+void ChordNode::ApplyDirect(const wire::Envelope& request, DataDone done) {
   wire::DataResponse resp;
   self_.ToWire(resp.mutable_owner());
   const std::string& key = request.has_put()   ? request.put().key()
@@ -1227,14 +1304,36 @@ wire::DataResponse ChordNode::ApplyDirect(const wire::Envelope& request) {
       (request.has_put() && request.put().value().size() > config_.max_value_bytes)) {
     resp.set_code(wire::INVALID);
     resp.set_error("the key or value is outside the size limits");
-    return resp;
+    return done(std::move(resp));
+  }
+  const Id key_id = Id::Sha1(key);
+  if (request.has_get() && request.get().from_replica()) {
+    // A read of our copy, by a node whose owner did not answer.
+    if (state_ != State::kJoined && state_ != State::kLeaving) {
+      resp.set_code(wire::UNAVAILABLE);
+      resp.set_error(self_.addr + " has not joined the ring yet");
+      return done(std::move(resp));
+    }
+    wire::Record rec;
+    Status s = store_->Get(key_id, key, &rec);
+    if (s.ok() && !rec.deleted()) {
+      resp.set_code(wire::OK);
+      resp.set_value(rec.value());
+    } else if (s.ok() || s.IsNotFound()) {
+      resp.set_code(wire::NOT_FOUND);
+      resp.set_error("the key does not exist");
+    } else {
+      resp.set_code(wire::UNAVAILABLE);
+      resp.set_error(self_.addr + " could not read the key: " + s.message());
+    }
+    if (s.ok()) resp.set_version(rec.version());
+    return done(std::move(resp));
   }
   if (state_ == State::kLeaving || state_ == State::kLeft) {
     resp.set_code(wire::SHUTTING_DOWN);
     resp.set_error("the owner " + self_.addr + " is leaving the ring");
-    return resp;
+    return done(std::move(resp));
   }
-  const Id key_id = Id::Sha1(key);
   if (!Owns(key_id) || awaiting_transfer_) {
     resp.set_code(wire::NOT_OWNER);
     resp.set_error(awaiting_transfer_ ? self_.addr + " is still receiving its keys"
@@ -1246,23 +1345,9 @@ wire::DataResponse ChordNode::ApplyDirect(const wire::Envelope& request) {
         predecessor_->ToWire(resp.mutable_hint());
       }
     }
-    return resp;
+    return done(std::move(resp));
   }
-  if (request.has_put()) {
-    // Versions are a Lamport clock: above every version this node has stored or received,
-    // so a write acknowledged here outranks any older copy that a hand-over brings later.
-    wire::Record old;
-    if (store_->Get(key_id, key, &old).ok()) clock_ = std::max(clock_, old.version());
-    clock_ = std::max(clock_ + 1, request.put().version());
-    wire::Record rec;
-    rec.set_key(key);
-    rec.set_value(request.put().value());
-    rec.set_version(clock_);
-    resp.set_version(clock_);
-    Status s = store_->Put(key_id, rec);
-    resp.set_code(s.ok() ? wire::OK : wire::UNAVAILABLE);
-    if (!s.ok()) resp.set_error("the owner could not store the key: " + s.message());
-  } else if (request.has_get()) {
+  if (request.has_get()) {
     wire::Record rec;
     Status s = store_->Get(key_id, key, &rec);
     if (s.ok() && !rec.deleted()) {
@@ -1276,12 +1361,26 @@ wire::DataResponse ChordNode::ApplyDirect(const wire::Envelope& request) {
       resp.set_code(wire::UNAVAILABLE);
       resp.set_error("the owner could not read the key: " + s.message());
     }
-  } else {
-    Status s = store_->Erase(key_id, key);
-    resp.set_code(s.ok() ? wire::OK : wire::UNAVAILABLE);
-    if (!s.ok()) resp.set_error("the owner could not delete the key: " + s.message());
+    if (s.ok() && config_.replicas > 1 && config_.read_repair_chance > 0 &&
+        static_cast<double>(env_->Random() % 1'000'000) <
+            config_.read_repair_chance * 1'000'000.0) {
+      ReadRepair(rec);
+    }
+    return done(std::move(resp));
   }
-  return resp;
+  // A write: this node, the owner, versions it and waits for the replica set.
+  auto w = std::make_shared<WriteOp>();
+  w->key_id = key_id;
+  w->record.set_key(key);
+  if (request.has_put()) {
+    w->record.set_value(request.put().value());
+    ObserveVersion(request.put().version());
+  } else {
+    w->record.set_deleted(true);
+    ObserveVersion(request.del().version());
+  }
+  w->done = std::move(done);
+  CoordinateWrite(std::move(w));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1441,9 +1540,10 @@ void ChordNode::HandleStatus(ReplyToken from, const wire::Envelope& req) {
       last = f;
     }
   }
-  const uint64_t primary = PrimaryKeyCount();
-  s->set_keys(primary);
-  s->set_replica_keys(store_->Count() - std::min(primary, store_->Count()));
+  s->set_keys(PrimaryKeyCount());
+  s->set_replica_keys(ReplicaKeyCount());
+  s->set_replicas(static_cast<uint32_t>(config_.replicas));
+  s->set_tombstones(store_->Count() - std::min(store_->Count(), CountLive(self_.id, self_.id)));
   s->set_joined(state_ == State::kJoined);
   s->set_leaving(state_ == State::kLeaving || state_ == State::kLeft);
   s->set_successor_list_length(static_cast<uint32_t>(config_.successors));

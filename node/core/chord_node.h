@@ -6,6 +6,7 @@
 #ifndef CHORD_NODE_CORE_CHORD_NODE_H_
 #define CHORD_NODE_CORE_CHORD_NODE_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -44,6 +45,14 @@ struct NodeCounters {
   uint64_t rpc_timeouts = 0;
   uint64_t keys_sent = 0;
   uint64_t keys_received = 0;
+  uint64_t bytes_sent = 0;               // record bytes of hand-overs (join / leave)
+  uint64_t writes_replicated = 0;        // writes this node coordinated as owner
+  uint64_t anti_entropy_rounds = 0;      // digest comparisons with one replica
+  uint64_t anti_entropy_clean = 0;       // ... that found nothing to repair
+  uint64_t anti_entropy_bytes = 0;       // digest, pull and push message bytes sent and received
+  uint64_t keys_repaired = 0;            // records sent or taken by anti-entropy / read repair
+  uint64_t keys_dropped = 0;             // records erased once their holders confirmed them
+  uint64_t tombstones_purged = 0;
 };
 
 class ChordNode {
@@ -101,9 +110,15 @@ class ChordNode {
   const NodeConfig& config() const { return config_; }
   // True when this node is responsible for `key_id`: it lies in (predecessor, self].
   bool Owns(const Id& key_id) const;
-  // Records this node owns as primary, and all records it holds.
+  // Live records this node owns as primary; live records it holds for other owners (with
+  // virtual nodes: those between the previous vnode of this process and this one); all
+  // records held, tombstones included.
   uint64_t PrimaryKeyCount() const;
+  uint64_t ReplicaKeyCount() const;
   uint64_t StoredKeyCount() const { return store_->Count(); }
+  // The other members of the replica set of this node's range: up to R-1 distinct processes
+  // from the successor list, skipping this process's other vnodes.
+  std::vector<NodeRef> ReplicaTargets() const;
 
  private:
   using ResponseFn = std::function<void(const wire::Envelope* response)>;  // null: failed
@@ -113,6 +128,7 @@ class ChordNode {
   };
   struct LookupState;
   struct DataOp;
+  struct WriteOp;
   struct SentRecord {
     Id id;
     std::string key;
@@ -143,8 +159,10 @@ class ChordNode {
   void SetPredecessor(std::optional<NodeRef> p);
   // Where this node's range (start, self] begins; nullopt: the whole ring.
   std::optional<Id> RangeStart() const;
-  // Stores `rec` unless a record with a newer version is already there.
-  Status StoreIfNewer(const Id& key_id, const wire::Record& rec);
+  // Stores `rec` unless the record already there outranks it (RecordNewer); then `*stored` is
+  // false and `*kept` (if given) is that record.
+  Status StoreIfNewer(const Id& key_id, const wire::Record& rec, bool* stored = nullptr,
+                      wire::Record* kept = nullptr);
   void MarkDead(const NodeRef& n);
   // [head] + list, cut where it wraps back to this node, without duplicates, at most S long.
   std::vector<NodeRef> BuildSuccessorList(
@@ -176,7 +194,38 @@ class ChordNode {
   void SendDataOp(std::shared_ptr<DataOp> op, const NodeRef& owner);
   void RetryDataOp(std::shared_ptr<DataOp> op, const std::string& why);
   void FinishDataOp(std::shared_ptr<DataOp> op, wire::DataResponse response);
-  wire::DataResponse ApplyDirect(const wire::Envelope& request);
+  using DataDone = std::function<void(wire::DataResponse)>;
+  // Serves a request addressed to this node as the key's owner (or, for a get with
+  // from_replica, as a holder of a copy).
+  void ApplyDirect(const wire::Envelope& request, DataDone done);
+
+  // --- replication (chord_node_replication.cc)
+  // A hybrid logical clock: wall milliseconds << 16, above every version seen.
+  uint64_t NextVersion();
+  void ObserveVersion(uint64_t version) { clock_ = std::max(clock_, version); }
+  void CoordinateWrite(std::shared_ptr<WriteOp> w);
+  void ReadFromReplicas(std::shared_ptr<DataOp> op, std::vector<NodeRef> holders);
+  void ReadRepair(const wire::Record& rec);
+  void AntiEntropyRound();
+  void SyncWithReplica(const NodeRef& target, const Id& from, const Id& to,
+                       std::function<void(bool clean)> done);
+  void PushDifferences(const NodeRef& target, const Id& from, const Id& to, uint32_t buckets,
+                       std::vector<uint32_t> differing, std::vector<wire::Record> theirs,
+                       std::function<void(bool ok)> done);
+  void PurgeTombstones(const Id& from, const Id& to, std::vector<NodeRef> targets);
+  void CollectGarbage(int ranges_left);
+  void DropRange(const Id& from, const Id& to, std::vector<NodeRef> holders,
+                 std::function<void(bool ok)> done);
+  // Sends `records` to `to` with a Replicate request; ok when stored (or outranked) there.
+  void SendRecords(const NodeRef& to, std::vector<wire::Record> records,
+                   std::function<void(bool ok)> done);
+  // Live (not deleted) records in (from, to].
+  uint64_t CountLive(const Id& from, const Id& to) const;
+  void HandleReplicate(ReplyToken from, const wire::Envelope& req);
+  void HandleSyncDigest(ReplyToken from, const wire::Envelope& req);
+  void HandleSyncPull(ReplyToken from, const wire::Envelope& req);
+  void HandlePurge(ReplyToken from, const wire::Envelope& req);
+  void HandleReplicaSet(ReplyToken from, const wire::Envelope& req);
 
   // --- request handlers
   void HandleGetState(ReplyToken from, const wire::Envelope& req);
@@ -210,7 +259,11 @@ class ChordNode {
   bool awaiting_transfer_ = false;  // joined, but the successor has not handed our keys over
   std::optional<Id> range_floor_;   // start of our range while the predecessor is unknown
   std::deque<Id> departed_;         // nodes that told us they left (bounded)
-  uint64_t clock_ = 0;              // Lamport clock for record versions
+  uint64_t clock_ = 0;              // hybrid logical clock for record versions
+  uint64_t next_anti_entropy_ms_ = 0;
+  bool anti_entropy_running_ = false;
+  bool collecting_garbage_ = false;
+  std::optional<Id> gc_cursor_;  // where the clean-up walk of foreign ranges continues
   TimerId tick_timer_ = 0;
   std::vector<std::string> bootstraps_;
   std::vector<NodeRef> process_vnodes_;  // ring positions of this process (this one included)

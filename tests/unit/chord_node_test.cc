@@ -24,6 +24,7 @@ std::string Addr(int i) { return "10.0.0." + std::to_string(i) + ":4000"; }
 NodeConfig FastConfig(int successors = 4) {
   NodeConfig c;
   c.successors = successors;
+  c.replicas = 1;  // these tests pin single-copy placement; replication_test.cc covers R > 1
   c.stabilize_ms = 200;
   c.rpc_timeout_ms = 300;
   return c;

@@ -25,6 +25,8 @@ class ChurnRun {
   explicit ChurnRun(const ChurnOptions& options)
       : options_(options), net_(MakeNetOptions(options)), checker_(&net_) {
     config_.successors = options.successors;
+    // The paper's experiments measure routing alone: one copy of each key, no replica traffic.
+    config_.replicas = 1;
     config_.stabilize_ms = options.stabilize_ms;
     config_.stabilize_jitter = options.stabilize_jitter;
     config_.rpc_timeout_ms = options.rpc_timeout_ms;

@@ -16,6 +16,8 @@ std::vector<std::string> BuildStaticRing(SimNetwork* net, int nodes, int success
                                          uint64_t rpc_timeout_ms) {
   NodeConfig config;
   config.successors = successors;
+  // The paper's experiments measure routing alone: one copy of each key, no replica traffic.
+  config.replicas = 1;
   config.rpc_timeout_ms = rpc_timeout_ms;
   std::vector<std::string> addrs = BuildIdealRing(net, nodes, config);
   for (const auto& a : addrs) net->node(a)->SetMaintenance(false);

@@ -1,0 +1,412 @@
+// The replication layer of ChordNode on the simulated network: replica placement computed
+// independently from sorted ids, acknowledged writes surviving crashes, tombstones, version
+// bumps over newer replicas, read fall-back, anti-entropy repair and clean-up after a join.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "node/core/chord_node.h"
+#include "node/core/range_digest.h"
+#include "node/core/record_order.h"
+#include "node/storage/memory_store.h"
+#include "protocol/id.h"
+#include "tools/sim/sim_network.h"
+
+namespace chord {
+namespace {
+
+using sim::SimNetwork;
+using sim::SimOptions;
+
+constexpr int kReplicas = 3;
+
+std::string Addr(int i) { return "10.0.1." + std::to_string(i) + ":4000"; }
+
+NodeConfig ReplicatedConfig() {
+  NodeConfig c;
+  c.successors = 4;
+  c.replicas = kReplicas;
+  c.stabilize_ms = 200;
+  c.rpc_timeout_ms = 300;
+  c.anti_entropy_ms = 1000;
+  c.read_repair_chance = 0;
+  return c;
+}
+
+SimOptions Net(uint64_t seed) {
+  SimOptions o;
+  o.seed = seed;
+  o.mean_latency_ms = 5;
+  o.min_latency_ms = 1;
+  return o;
+}
+
+// The addresses that must hold `key`: its owner (first id at or after SHA-1(key)) and the
+// next R-1 nodes clockwise, from the sorted ids of `addrs` (all of them when fewer than R).
+std::set<std::string> ExpectedHolders(const std::string& key,
+                                      const std::vector<std::string>& addrs) {
+  std::vector<std::pair<Id, std::string>> ring;
+  for (const auto& a : addrs) ring.emplace_back(Id::Sha1(a), a);
+  std::sort(ring.begin(), ring.end());
+  const Id k = Id::Sha1(key);
+  size_t i = 0;
+  while (i < ring.size() && ring[i].first < k) ++i;
+  std::set<std::string> out;
+  for (size_t j = 0; j < std::min<size_t>(kReplicas, ring.size()); ++j) {
+    out.insert(ring[(i + j) % ring.size()].second);
+  }
+  return out;
+}
+
+// key -> addresses whose store holds a live record for it.
+std::map<std::string, std::set<std::string>> LiveHolders(SimNetwork& net) {
+  std::map<std::string, std::set<std::string>> out;
+  for (ChordNode* n : net.LiveNodes()) {
+    Status s = net.store(n->self().addr)
+                   ->Scan(Id::Max(), Id::Max(), [&](const Id&, const wire::Record& r) {
+                     if (!r.deleted()) out[r.key()].insert(n->self().addr);
+                     return true;
+                   });
+    EXPECT_TRUE(s.ok());
+  }
+  return out;
+}
+
+std::vector<std::string> LiveAddrs(SimNetwork& net) {
+  std::vector<std::string> out;
+  for (ChordNode* n : net.LiveNodes()) out.push_back(n->self().addr);
+  return out;
+}
+
+// Whether every key in `keys` is held by exactly its expected holders among the live nodes.
+bool PlacedExactly(SimNetwork& net, const std::vector<std::string>& keys, std::string* why) {
+  const auto holders = LiveHolders(net);
+  const auto addrs = LiveAddrs(net);
+  for (const auto& k : keys) {
+    auto it = holders.find(k);
+    const std::set<std::string> have = it == holders.end() ? std::set<std::string>{} : it->second;
+    if (have != ExpectedHolders(k, addrs)) {
+      *why = k + " is held by " + std::to_string(have.size()) + " nodes, not its 3 holders";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<wire::DataResponse> Data(SimNetwork& net, const std::string& addr,
+                                       wire::Envelope req) {
+  std::optional<wire::DataResponse> out;
+  bool done = false;
+  net.ClientCall(addr, std::move(req), 20000, [&](const wire::Envelope* r) {
+    done = true;
+    if (r && r->has_data_resp()) out = r->data_resp();
+  });
+  net.RunUntil([&] { return done; }, 30000);
+  return out;
+}
+
+std::optional<wire::DataResponse> Put(SimNetwork& net, const std::string& addr,
+                                      const std::string& k, const std::string& v) {
+  wire::Envelope e;
+  e.mutable_put()->set_key(k);
+  e.mutable_put()->set_value(v);
+  return Data(net, addr, std::move(e));
+}
+
+std::optional<wire::DataResponse> Get(SimNetwork& net, const std::string& addr,
+                                      const std::string& k) {
+  wire::Envelope e;
+  e.mutable_get()->set_key(k);
+  return Data(net, addr, std::move(e));
+}
+
+std::optional<wire::DataResponse> Del(SimNetwork& net, const std::string& addr,
+                                      const std::string& k) {
+  wire::Envelope e;
+  e.mutable_del()->set_key(k);
+  return Data(net, addr, std::move(e));
+}
+
+// A settled ring of `n` replicated nodes.
+std::vector<std::string> StartRing(SimNetwork& net, int n) {
+  std::vector<std::string> addrs;
+  for (int i = 1; i <= n; ++i) {
+    addrs.push_back(Addr(i));
+    net.AddNode(Addr(i), ReplicatedConfig(), i == 1 ? "" : Addr(1));
+    net.RunFor(300);
+  }
+  net.RunFor(5000);
+  return addrs;
+}
+
+std::vector<std::string> PutKeys(SimNetwork& net, const std::string& via, int count) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < count; ++i) {
+    const std::string k = "key-" + std::to_string(i);
+    auto r = Put(net, via, k, "value-" + std::to_string(i));
+    EXPECT_TRUE(r && r->code() == wire::OK) << k;
+    keys.push_back(k);
+  }
+  return keys;
+}
+
+TEST(ReplicationTest, EveryAcknowledgedPutIsOnItsThreeHolders) {
+  SimNetwork net(Net(1));
+  StartRing(net, 6);
+  const auto keys = PutKeys(net, Addr(2), 120);
+  // Acknowledged means stored on every live member: no background time needed.
+  std::string why;
+  EXPECT_TRUE(PlacedExactly(net, keys, &why)) << why;
+}
+
+TEST(ReplicationTest, FewerNodesThanReplicasMeansEveryNodeHoldsEveryKey) {
+  SimNetwork net(Net(2));
+  StartRing(net, 2);
+  const auto keys = PutKeys(net, Addr(1), 30);
+  const auto holders = LiveHolders(net);
+  for (const auto& k : keys) EXPECT_EQ(holders.at(k).size(), 2u) << k;
+}
+
+TEST(ReplicationTest, TwoAdjacentCrashesLoseNothingAndCopiesComeBack) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SimNetwork net(Net(seed));
+    auto addrs = StartRing(net, 7);
+    const auto keys = PutKeys(net, Addr(1), 150);
+    // Two nodes adjacent in ring order (sorted ids, computed here).
+    std::vector<std::pair<Id, std::string>> ring;
+    for (const auto& a : addrs) ring.emplace_back(Id::Sha1(a), a);
+    std::sort(ring.begin(), ring.end());
+    const size_t at = seed % ring.size();
+    const std::string x = ring[at].second;
+    const std::string y = ring[(at + 1) % ring.size()].second;
+    net.Crash(x);
+    net.Crash(y);
+    std::string via;
+    for (const auto& a : addrs) {
+      if (a != x && a != y) via = a;
+    }
+    for (const auto& k : keys) {
+      auto r = Get(net, via, k);
+      ASSERT_TRUE(r) << k;
+      EXPECT_EQ(r->code(), wire::OK) << "seed " << seed << " " << k << ": " << r->error();
+    }
+    std::string why;
+    EXPECT_TRUE(net.RunUntil([&] { return PlacedExactly(net, keys, &why); }, 60000))
+        << "seed " << seed << ": " << why;
+  }
+}
+
+TEST(ReplicationTest, ReadsFallBackToReplicasWhileTheOwnerIsDeadAndUnnoticed) {
+  SimNetwork net(Net(3));
+  auto addrs = StartRing(net, 5);
+  const auto keys = PutKeys(net, Addr(1), 40);
+  // Freeze the ring: nobody notices the crash, so only the fall-back can answer.
+  for (ChordNode* n : net.LiveNodes()) n->SetMaintenance(false);
+  const std::string victim = Addr(3);
+  net.Crash(victim);
+  std::vector<std::pair<Id, std::string>> ring;
+  for (const auto& a : addrs) ring.emplace_back(Id::Sha1(a), a);
+  std::sort(ring.begin(), ring.end());
+  int owned_by_victim = 0;
+  for (const auto& k : keys) {
+    auto r = Get(net, Addr(1), k);
+    ASSERT_TRUE(r) << k;
+    EXPECT_EQ(r->code(), wire::OK) << k << ": " << r->error();
+    EXPECT_EQ(r->value(), "value-" + k.substr(4));
+    const Id kid = Id::Sha1(k);
+    auto it = std::lower_bound(ring.begin(), ring.end(), std::make_pair(kid, std::string()));
+    if ((it == ring.end() ? ring.front() : *it).second == victim) ++owned_by_victim;
+  }
+  EXPECT_GT(owned_by_victim, 0);  // some reads really had a dead owner
+}
+
+TEST(ReplicationTest, DeletesAreTombstonesThatReachEveryHolderAndArePurgedLater) {
+  SimNetwork net(Net(4));
+  NodeConfig c = ReplicatedConfig();
+  c.tombstone_grace_ms = 20000;
+  std::vector<std::string> addrs;
+  for (int i = 1; i <= 5; ++i) {
+    addrs.push_back(Addr(i));
+    net.AddNode(Addr(i), c, i == 1 ? "" : Addr(1));
+    net.RunFor(300);
+  }
+  net.RunFor(5000);
+  const auto keys = PutKeys(net, Addr(1), 20);
+  for (int i = 0; i < 10; ++i) {
+    auto r = Del(net, Addr(2), keys[i]);
+    ASSERT_TRUE(r && r->code() == wire::OK);
+  }
+  // Every holder has the tombstone, not the value.
+  for (int i = 0; i < 10; ++i) {
+    auto r = Get(net, Addr(4), keys[i]);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->code(), wire::NOT_FOUND);
+    const Id id = Id::Sha1(keys[i]);
+    for (const auto& h : ExpectedHolders(keys[i], addrs)) {
+      wire::Record rec;
+      ASSERT_TRUE(net.store(h)->Get(id, keys[i], &rec).ok()) << h;
+      EXPECT_TRUE(rec.deleted());
+    }
+  }
+  // Past the grace period, once the replicas agree, the tombstones are gone everywhere and
+  // the other keys are untouched.
+  EXPECT_TRUE(net.RunUntil(
+      [&] {
+        for (int i = 0; i < 10; ++i) {
+          for (const auto& a : addrs) {
+            wire::Record rec;
+            if (net.store(a)->Get(Id::Sha1(keys[i]), keys[i], &rec).ok()) return false;
+          }
+        }
+        return true;
+      },
+      60000));
+  std::string why;
+  EXPECT_TRUE(PlacedExactly(net, std::vector<std::string>(keys.begin() + 10, keys.end()), &why))
+      << why;
+}
+
+TEST(ReplicationTest, AWriteOutranksANewerVersionLeftOnAReplica) {
+  SimNetwork net(Net(5));
+  auto addrs = StartRing(net, 4);
+  const std::string k = "contested";
+  ASSERT_TRUE(Put(net, Addr(1), k, "first")->code() == wire::OK);
+  // An earlier owner's write that only reached one replica, far in the future.
+  const auto holders = ExpectedHolders(k, addrs);
+  const std::string replica = *std::next(holders.begin());
+  wire::Record future;
+  future.set_key(k);
+  future.set_value("stale-but-newer");
+  future.set_version(uint64_t{1} << 62);
+  future.set_writer("zzz");
+  ASSERT_TRUE(net.store(replica)->Put(Id::Sha1(k), future).ok());
+  auto w = Put(net, Addr(2), k, "second");
+  ASSERT_TRUE(w && w->code() == wire::OK) << (w ? w->error() : "no answer");
+  EXPECT_GT(w->version(), future.version());
+  for (const auto& h : holders) {
+    wire::Record rec;
+    ASSERT_TRUE(net.store(h)->Get(Id::Sha1(k), k, &rec).ok());
+    EXPECT_EQ(rec.value(), "second") << h;
+  }
+}
+
+TEST(ReplicationTest, AntiEntropyRepairsAWipedReplicaAndCostsOneMessageWhenClean) {
+  SimNetwork net(Net(6));
+  auto addrs = StartRing(net, 5);
+  const auto keys = PutKeys(net, Addr(1), 100);
+  net.RunFor(3000);
+  // In a clean ring the rounds find nothing to repair.
+  uint64_t rounds = 0, clean = 0, repaired = 0;
+  for (ChordNode* n : net.LiveNodes()) {
+    rounds += n->counters().anti_entropy_rounds;
+    clean += n->counters().anti_entropy_clean;
+    repaired += n->counters().keys_repaired;
+  }
+  EXPECT_GT(rounds, 0u);
+  EXPECT_GE(clean + 2 * net.LiveNodes().size(), rounds);  // all but the rounds in flight
+  EXPECT_EQ(repaired, 0u);
+  // Wipe one node's store behind its back.
+  MemoryStore* victim = net.store(Addr(4));
+  std::vector<std::pair<Id, std::string>> all;
+  ASSERT_TRUE(victim
+                  ->Scan(Id::Max(), Id::Max(),
+                         [&](const Id& id, const wire::Record& r) {
+                           all.emplace_back(id, r.key());
+                           return true;
+                         })
+                  .ok());
+  ASSERT_FALSE(all.empty());
+  for (const auto& [id, key] : all) ASSERT_TRUE(victim->Erase(id, key).ok());
+  std::string why;
+  EXPECT_TRUE(net.RunUntil([&] { return PlacedExactly(net, keys, &why); }, 30000)) << why;
+}
+
+TEST(ReplicationTest, AJoinCopiesTheNewNodesRangesAndOthersDropWhatTheyNoLongerHold) {
+  SimNetwork net(Net(7));
+  auto addrs = StartRing(net, 5);
+  const auto keys = PutKeys(net, Addr(1), 150);
+  net.AddNode(Addr(9), ReplicatedConfig(), Addr(2));
+  std::string why;
+  EXPECT_TRUE(net.RunUntil([&] { return PlacedExactly(net, keys, &why); }, 60000)) << why;
+  uint64_t dropped = 0;
+  for (ChordNode* n : net.LiveNodes()) dropped += n->counters().keys_dropped;
+  EXPECT_GT(dropped, 0u);
+  for (const auto& k : keys) {
+    auto r = Get(net, Addr(9), k);
+    ASSERT_TRUE(r && r->code() == wire::OK) << k;
+  }
+}
+
+TEST(ReplicationTest, GracefulLeaveKeepsThreeCopies) {
+  SimNetwork net(Net(8));
+  auto addrs = StartRing(net, 6);
+  const auto keys = PutKeys(net, Addr(1), 100);
+  net.Leave(Addr(5));
+  std::string why;
+  EXPECT_TRUE(net.RunUntil(
+      [&] { return net.live_count() == 5 && PlacedExactly(net, keys, &why); }, 60000))
+      << why;
+}
+
+TEST(RecordOrderTest, HigherVersionThenWriterThenTombstoneWins) {
+  wire::Record a, b;
+  a.set_version(2);
+  b.set_version(1);
+  EXPECT_TRUE(RecordNewer(a, b));
+  EXPECT_FALSE(RecordNewer(b, a));
+  b.set_version(2);
+  a.set_writer("b");
+  b.set_writer("a");
+  EXPECT_TRUE(RecordNewer(a, b));
+  b.set_writer("b");
+  b.set_deleted(true);
+  EXPECT_TRUE(RecordNewer(b, a));
+  EXPECT_FALSE(RecordNewer(a, a));
+}
+
+TEST(RangeDigestTest, BucketsCutTheRangeIntoEqualArcs) {
+  const Id from = Id::Sha1("a");
+  const Id to = from + Id::PowerOfTwo(100);
+  EXPECT_EQ(DigestBucket(from, to, 16, to), 15u);
+  EXPECT_EQ(DigestBucket(from, to, 16, from + Id::PowerOfTwo(99)), 8u);
+  EXPECT_EQ(DigestBucket(from, to, 16, from + Id::PowerOfTwo(90)), 0u);
+  // The whole ring (from == to), wrapping past zero.
+  EXPECT_EQ(DigestBucket(from, from, 16, from + Id::PowerOfTwo(159)), 8u);
+  EXPECT_EQ(DigestBucket(from, from, 16, from + Id::PowerOfTwo(150)), 0u);
+  EXPECT_EQ(DigestBucket(from, from, 16, from), 15u);
+}
+
+TEST(RangeDigestTest, DigestsDifferOnlyWhereARecordDiffers) {
+  MemoryStore x, y;
+  for (int i = 0; i < 200; ++i) {
+    wire::Record r;
+    r.set_key("k" + std::to_string(i));
+    r.set_value("v");
+    r.set_version(7);
+    ASSERT_TRUE(x.Put(Id::Sha1(r.key()), r).ok());
+    ASSERT_TRUE(y.Put(Id::Sha1(r.key()), r).ok());
+  }
+  const Id from = Id::Max();
+  auto dx = ComputeRangeDigests(&x, from, from, 64);
+  auto dy = ComputeRangeDigests(&y, from, from, 64);
+  ASSERT_TRUE(dx.ok() && dy.ok());
+  EXPECT_EQ(*dx, *dy);
+  wire::Record changed;
+  changed.set_key("k42");
+  changed.set_version(8);
+  ASSERT_TRUE(y.Put(Id::Sha1("k42"), changed).ok());
+  dy = ComputeRangeDigests(&y, from, from, 64);
+  int differing = 0;
+  for (int i = 0; i < 64; ++i) differing += (*dx)[i] != (*dy)[i];
+  EXPECT_EQ(differing, 1);
+  EXPECT_NE((*dx)[DigestBucket(from, from, 64, Id::Sha1("k42"))],
+            (*dy)[DigestBucket(from, from, 64, Id::Sha1("k42"))]);
+}
+
+}  // namespace
+}  // namespace chord
