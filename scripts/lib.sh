@@ -7,7 +7,7 @@
 CHORD_DEB_PACKAGES=(
   cmake g++ make pkg-config
   libuv1-dev libssl-dev libprotobuf-dev protobuf-compiler libspdlog-dev libcli11-dev
-  nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev
+  nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev librocksdb-dev
 )
 
 # The repository root (the parent of scripts/).

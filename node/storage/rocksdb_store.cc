@@ -1,0 +1,204 @@
+#include "node/storage/rocksdb_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+#include <rocksdb/options.h>
+#include <rocksdb/slice.h>
+#include <rocksdb/status.h>
+
+#include <filesystem>
+#include <optional>
+#include <system_error>
+#include <utility>
+
+namespace chord {
+namespace {
+
+// The database key of a record: the key id's 20 big-endian bytes, then the key bytes.
+std::string DbKey(const Id& key_id, std::string_view key) {
+  std::string out = key_id.ToBytes();
+  out.append(key.data(), key.size());
+  return out;
+}
+
+// The key id of a database key; nullopt when the key is too short to hold one.
+std::optional<Id> IdOfDbKey(const rocksdb::Slice& db_key) {
+  if (db_key.size() < static_cast<size_t>(Id::kBytes)) return std::nullopt;
+  return Id::FromBytes(std::string_view(db_key.data(), Id::kBytes));
+}
+
+// RocksDB's message without a trailing period, to end our sentence with one.
+std::string Reason(const rocksdb::Status& s) {
+  std::string reason = s.ToString();
+  while (!reason.empty() && (reason.back() == '.' || reason.back() == ' ')) reason.pop_back();
+  return reason;
+}
+
+// Whether Open failed because the directory's LOCK file is held, by another process (flock
+// EAGAIN: "While lock file: <dir>/LOCK: ...") or by another RocksDbStore in this process.
+bool IsLockHeld(const rocksdb::Status& s) {
+  if (!s.IsIOError()) return false;
+  const std::string msg = s.ToString();
+  return msg.find("While lock file") != std::string::npos ||
+         msg.find("lock hold by current process") != std::string::npos;
+}
+
+Status ReadError(const std::string& dir, const rocksdb::Status& s) {
+  return Status::IoError("Reading the RocksDB store in " + dir + " failed: " + Reason(s) + ".");
+}
+
+Status WriteError(const std::string& dir, const rocksdb::Status& s) {
+  return Status::IoError("Writing the RocksDB store in " + dir + " failed: " + Reason(s) + ".");
+}
+
+Status Corrupt(const std::string& dir, const std::string& what) {
+  return Status::IoError("The RocksDB store in " + dir + " holds a corrupt record (" + what + ").");
+}
+
+rocksdb::WriteOptions MakeWriteOptions(const RocksDbOptions& options) {
+  rocksdb::WriteOptions w;
+  w.sync = options.sync_writes;
+  w.disableWAL = false;  // never: the WAL is what makes an acknowledged write durable
+  return w;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::string& dir,
+                                                         RocksDbOptions options) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return Status::IoError("Cannot create the data directory " + dir + ": " + ec.message() + ".");
+  }
+
+  rocksdb::Options db_options;
+  db_options.create_if_missing = true;
+  db_options.keep_log_file_num = 5;  // RocksDB's own LOG files, not the write-ahead log
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(db_options, dir, &raw);
+  if (!s.ok()) {
+    if (IsLockHeld(s)) {
+      return Status::Unavailable("The data directory " + dir +
+                                 " is locked: another chord-node seems to be using it; stop "
+                                 "that process or pass a different --data-dir.");
+    }
+    return Status::IoError("Cannot open the RocksDB store in " + dir + ": " + Reason(s) + ".");
+  }
+  std::unique_ptr<rocksdb::DB> db(raw);
+
+  // One pass over the keys sets the counter Put and Erase keep up to date.
+  uint64_t count = 0;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++count;
+    if (!it->status().ok()) {
+      return Status::IoError("Cannot open the RocksDB store in " + dir +
+                             ": counting its records failed: " + Reason(it->status()) + ".");
+    }
+  }
+  return std::unique_ptr<RocksDbStore>(new RocksDbStore(dir, std::move(db), options, count));
+}
+
+RocksDbStore::RocksDbStore(std::string dir, std::unique_ptr<rocksdb::DB> db, RocksDbOptions options,
+                           uint64_t count)
+    : dir_(std::move(dir)), db_(std::move(db)), options_(options), count_(count) {}
+
+RocksDbStore::~RocksDbStore() {
+  // Close waits for background work; nothing is left to report it to, and every write that
+  // returned OK is already in the write-ahead log.
+  rocksdb::Status s = db_->Close();
+  (void)s;
+}
+
+Result<bool> RocksDbStore::Contains(const std::string& db_key) {
+  rocksdb::PinnableSlice ignored;
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), db_key, &ignored);
+  if (s.ok()) return true;
+  if (s.IsNotFound()) return false;
+  return ReadError(dir_, s);
+}
+
+Status RocksDbStore::Put(const Id& key_id, const wire::Record& record) {
+  const std::string db_key = DbKey(key_id, record.key());
+  std::string value;
+  if (!record.SerializeToString(&value)) {
+    return Status::InvalidArgument("The record for a key of " +
+                                   std::to_string(record.key().size()) +
+                                   " bytes could not be serialized.");
+  }
+  Result<bool> existed = Contains(db_key);
+  if (!existed.ok()) return existed.status();
+  rocksdb::Status s = db_->Put(MakeWriteOptions(options_), db_key, value);
+  if (!s.ok()) return WriteError(dir_, s);
+  if (!*existed) ++count_;
+  return Status::Ok();
+}
+
+Status RocksDbStore::Get(const Id& key_id, std::string_view key, wire::Record* out) {
+  rocksdb::PinnableSlice value;
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), DbKey(key_id, key), &value);
+  if (s.IsNotFound()) return Status::NotFound("no such key");
+  if (!s.ok()) return ReadError(dir_, s);
+  if (!out->ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+    return Corrupt(dir_, "the value for key id " + key_id.ToHex() + " does not parse");
+  }
+  return Status::Ok();
+}
+
+Status RocksDbStore::Erase(const Id& key_id, std::string_view key) {
+  const std::string db_key = DbKey(key_id, key);
+  Result<bool> existed = Contains(db_key);
+  if (!existed.ok()) return existed.status();
+  if (!*existed) return Status::Ok();
+  rocksdb::Status s = db_->Delete(MakeWriteOptions(options_), db_key);
+  if (!s.ok()) return WriteError(dir_, s);
+  --count_;
+  return Status::Ok();
+}
+
+Status RocksDbStore::Scan(const Id& from, const Id& to, const Visitor& visit) {
+  // (from, to] clockwise: the ids above `from`, then, if the range wraps (or is the whole
+  // ring, from == to), the ids from zero up to `to`. One iterator, so one snapshot.
+  const bool wraps = !(from < to);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  wire::Record record;
+
+  // Visits the entry under `it`. Sets *stop when the visitor asked to stop.
+  auto visit_current = [&](const Id& id, bool* stop) -> Status {
+    const rocksdb::Slice value = it->value();
+    if (!record.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+      return Corrupt(dir_, "the value for key id " + id.ToHex() + " does not parse");
+    }
+    *stop = !visit(id, record);
+    return Status::Ok();
+  };
+
+  // Seeking to the 20 bytes of `from` lands on its first record (if any); skip those.
+  for (it->Seek(from.ToBytes()); it->Valid(); it->Next()) {
+    std::optional<Id> id = IdOfDbKey(it->key());
+    if (!id) return Corrupt(dir_, "a key is shorter than a key id");
+    if (*id == from) continue;
+    if (!wraps && to < *id) return Status::Ok();
+    bool stop = false;
+    Status s = visit_current(*id, &stop);
+    if (!s.ok() || stop) return s;
+  }
+  if (!it->status().ok()) return ReadError(dir_, it->status());
+  if (!wraps) return Status::Ok();
+
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::optional<Id> id = IdOfDbKey(it->key());
+    if (!id) return Corrupt(dir_, "a key is shorter than a key id");
+    if (to < *id) return Status::Ok();
+    bool stop = false;
+    Status s = visit_current(*id, &stop);
+    if (!s.ok() || stop) return s;
+  }
+  if (!it->status().ok()) return ReadError(dir_, it->status());
+  return Status::Ok();
+}
+
+}  // namespace chord

@@ -1,0 +1,67 @@
+// RocksDbStore: the on-disk Store (chord-node --data-dir, the default), one RocksDB database
+// per directory. A record is stored under the 20 big-endian bytes of its key id followed by
+// the key bytes, so RocksDB's bytewise order is ring order then key bytes (as in MemoryStore)
+// and a ring range is one iterator scan; the value is the serialized wire::Record. Every write
+// goes through the write-ahead log, so a write that returned OK survives a crash of the
+// process (and, with sync_writes, of the machine). Not thread-safe: the core's thread only.
+#ifndef CHORD_NODE_STORAGE_ROCKSDB_STORE_H_
+#define CHORD_NODE_STORAGE_ROCKSDB_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "node/core/status.h"
+#include "node/storage/store.h"
+
+namespace rocksdb {
+class DB;
+}  // namespace rocksdb
+
+namespace chord {
+
+struct RocksDbOptions {
+  // fsync the write-ahead log before every write returns (survives power loss, slower).
+  // Without it a returned write survives a crash of the process but not of the machine.
+  bool sync_writes = false;
+};
+
+class RocksDbStore final : public Store {
+ public:
+  // Opens (creating it and its parents if missing) the store in `dir`. If another process
+  // holds the directory's lock the Status (kUnavailable) says so in one sentence naming the
+  // directory; any other failure is one sentence naming the directory and RocksDB's reason.
+  static Result<std::unique_ptr<RocksDbStore>> Open(const std::string& dir,
+                                                    RocksDbOptions options = {});
+
+  RocksDbStore(const RocksDbStore&) = delete;
+  RocksDbStore& operator=(const RocksDbStore&) = delete;
+  // Closes the database (waits for RocksDB's background work).
+  ~RocksDbStore() override;
+
+  [[nodiscard]] Status Put(const Id& key_id, const wire::Record& record) override;
+  [[nodiscard]] Status Get(const Id& key_id, std::string_view key, wire::Record* out) override;
+  [[nodiscard]] Status Erase(const Id& key_id, std::string_view key) override;
+  [[nodiscard]] Status Scan(const Id& from, const Id& to, const Visitor& visit) override;
+  // Exact: counted once at Open and kept up to date by Put and Erase.
+  uint64_t Count() override { return count_; }
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  RocksDbStore(std::string dir, std::unique_ptr<rocksdb::DB> db, RocksDbOptions options,
+               uint64_t count);
+
+  // Whether the database holds `db_key`; NotFound is false, other errors are returned.
+  Result<bool> Contains(const std::string& db_key);
+
+  const std::string dir_;
+  const std::unique_ptr<rocksdb::DB> db_;
+  const RocksDbOptions options_;
+  uint64_t count_;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_STORAGE_ROCKSDB_STORE_H_
