@@ -1226,11 +1226,9 @@ void ChordNode::SendDataOp(std::shared_ptr<DataOp> op, const NodeRef& owner) {
     return;
   }
   wire::Envelope forward = op->request;
-  // A write waits for its replicas, each of which may take a full RPC timeout.
+  // A write waits for its replicas (in parallel, each up to one RPC timeout).
   const uint64_t timeout =
-      op->request.has_get() ? config_.rpc_timeout_ms
-                            : config_.rpc_timeout_ms * static_cast<uint64_t>(
-                                                           1 + 2 * config_.write_attempts);
+      op->request.has_get() ? config_.rpc_timeout_ms : 3 * config_.rpc_timeout_ms;
   Call(owner, std::move(forward), timeout,
        [this, alive, op, owner, not_owner](const wire::Envelope* resp) {
          if (alive.expired()) return;
