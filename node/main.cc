@@ -1,10 +1,12 @@
-// chord-node: runs one member of a Chord ring on this machine. Parses the command line (the
-// contract in shared/DESIGN.md), sets up logging to stderr and hands over to NodeRuntime,
-// which runs until SIGTERM/SIGINT has made the node leave the ring.
+// chord-node: runs one member of a Chord ring on this machine (one ring position, or --vnodes
+// virtual nodes sharing one store). Parses the command line (the contract in
+// shared/DESIGN.md), sets up logging to stderr, opens the store (memory or RocksDB) and hands
+// over to NodeRuntime, which runs until SIGTERM/SIGINT has made the node leave the ring.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,8 @@
 #include "node/core/node_ref.h"
 #include "node/runtime/net_address.h"
 #include "node/runtime/node_runtime.h"
+#include "node/storage/memory_store.h"
+#include "node/storage/rocksdb_store.h"
 #include "protocol/frame.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -27,16 +31,24 @@ constexpr int kExitUsage = 2;
 
 constexpr int64_t kMinFrameBytes = 64 << 10;
 constexpr int64_t kMaxFrameBytes = int64_t{1} << 30;
+constexpr int64_t kMaxReplicas = 64;
+constexpr int64_t kMaxTombstoneGraceS = int64_t{10} * 365 * 24 * 3600;  // ten years
+constexpr int64_t kMaxAntiEntropyMs = int64_t{24} * 3600 * 1000;        // a day
+// Where the disk store goes without --data-dir: one directory per listen address.
+constexpr const char* kDefaultDataRoot = "./chord-data";
 
 struct Flags {
   std::string listen;
   std::string join;
   bool memory = false;
   std::string data_dir;
+  bool sync_writes = false;
   std::string metrics_listen;
   int64_t vnodes = 1;
   int64_t replicas = 3;
   int64_t successors = 8;
+  int64_t tombstone_grace_s = 3600;
+  int64_t anti_entropy_ms = 2000;
   int64_t stabilize_ms = 500;
   int64_t rpc_timeout_ms = 1000;
   int64_t max_frame_bytes = kDefaultMaxFrameBytes;
@@ -70,20 +82,45 @@ std::vector<std::string> SplitJoinList(const std::string& list) {
   return out;
 }
 
+// "127.0.0.1:4000" -> "./chord-data/127.0.0.1-4000".
+std::string DefaultDataDir(const std::string& listen) {
+  std::string name = listen;
+  std::replace(name.begin(), name.end(), ':', '-');
+  return std::string(kDefaultDataRoot) + "/" + name;
+}
+
 std::string Validate(const Flags& f, const CLI::App& app) {
-  if (app.count("--data-dir") > 0) {
-    return "--data-dir is not available yet: the disk store arrives with replication; run with "
-           "--memory";
+  if (f.memory && app.count("--data-dir") > 0) {
+    return "--memory and --data-dir cannot be used together; give --memory for an in-memory "
+           "store or --data-dir DIR for a disk store";
+  }
+  if (app.count("--data-dir") > 0 && f.data_dir.empty()) {
+    return "--data-dir needs a directory name; give --data-dir DIR, or --memory for an "
+           "in-memory store";
+  }
+  if (f.memory && f.sync_writes) {
+    return "--sync-writes applies to the disk store only; leave it out, or drop --memory";
   }
   if (app.count("--metrics-listen") > 0) {
     return "--metrics-listen is not available yet: metrics arrive in a later milestone; leave "
            "it out";
   }
-  if (f.vnodes != 1) {
-    return "--vnodes other than 1 is not available yet: virtual nodes arrive in a later "
-           "milestone; leave it at 1";
+  if (f.vnodes < 1 || f.vnodes > kMaxVnodesPerProcess) {
+    return "--vnodes must be between 1 and " + std::to_string(kMaxVnodesPerProcess) +
+           "; the default is 1";
   }
-  if (f.replicas < 1) return "--replicas must be at least 1; the default is 3";
+  if (f.replicas < 1 || f.replicas > kMaxReplicas) {
+    return "--replicas must be between 1 and " + std::to_string(kMaxReplicas) +
+           "; the default is 3";
+  }
+  if (f.tombstone_grace_s < 0 || f.tombstone_grace_s > kMaxTombstoneGraceS) {
+    return "--tombstone-grace-s must be between 0 and " + std::to_string(kMaxTombstoneGraceS) +
+           " (ten years); the default is 3600";
+  }
+  if (f.anti_entropy_ms < 1 || f.anti_entropy_ms > kMaxAntiEntropyMs) {
+    return "--anti-entropy-ms must be between 1 and " + std::to_string(kMaxAntiEntropyMs) +
+           " (a day); the default is 2000";
+  }
   if (f.successors < 1 || f.successors > 1024) {
     return "--successors must be between 1 and 1024; the default is 8";
   }
@@ -101,10 +138,13 @@ std::string Validate(const Flags& f, const CLI::App& app) {
     return "--listen " + addr.status().message();
   }
   for (const std::string& join : SplitJoinList(f.join)) {
-    if (auto addr = ParseIpv4Address(join); !addr.ok()) {
+    // A member may be named by its process (HOST:PORT) or as one of its vnodes (HOST:PORT#i).
+    auto ring_addr = SplitRingAddress(join);
+    if (!ring_addr.ok()) return "--join " + ring_addr.status().message();
+    if (auto addr = ParseIpv4Address(ring_addr->process); !addr.ok()) {
       return "--join " + addr.status().message();
     }
-    if (join == f.listen) {
+    if (ring_addr->process == f.listen) {
       return "--join names this node's own address; leave --join out to start a new ring";
     }
   }
@@ -128,11 +168,26 @@ int Main(int argc, char** argv) {
       "--join", f.join,
       "HOST:PORT of a ring member to join (several, comma-separated, are tried in turn); "
       "omit to start a ring");
-  app.add_flag("--memory", f.memory, "Keep records in memory (the default for now)");
-  app.add_option("--data-dir", f.data_dir, "Directory of the disk store (not available yet)");
-  app.add_option("--vnodes", f.vnodes, "Virtual nodes per process (only 1 for now)");
-  app.add_option("--replicas", f.replicas, "Copies of each key (accepted, not used yet)");
-  app.add_option("--successors", f.successors, "Length of the successor list");
+  app.add_flag("--memory", f.memory,
+               "Keep records in memory only (lost when the process stops); excludes --data-dir");
+  app.add_option("--data-dir", f.data_dir,
+                 "Directory of the RocksDB disk store (created if missing); default: "
+                 "./chord-data/HOST-PORT of --listen");
+  app.add_flag("--sync-writes", f.sync_writes,
+               "Disk store: fsync every write before acknowledging it (survives power loss; "
+               "slower)");
+  app.add_option("--vnodes", f.vnodes,
+                 "Virtual nodes (ring positions HOST:PORT#i) this process runs, 1 to 64; "
+                 "default 1");
+  app.add_option("--replicas", f.replicas,
+                 "Copies of each key: its owner and the next R-1 distinct processes; default 3");
+  app.add_option("--successors", f.successors,
+                 "Length of the successor list; at least replicas x vnodes is used; default 8");
+  app.add_option("--tombstone-grace-s", f.tombstone_grace_s,
+                 "Seconds a deleted key's tombstone is kept before it may be purged; default "
+                 "3600");
+  app.add_option("--anti-entropy-ms", f.anti_entropy_ms,
+                 "Period in ms of the replica comparison and repair; default 2000");
   app.add_option("--stabilize-ms", f.stabilize_ms, "Period of ring maintenance in ms");
   app.add_option("--rpc-timeout-ms", f.rpc_timeout_ms, "Time a peer has to answer in ms");
   app.add_option("--max-frame-bytes", f.max_frame_bytes, "Largest accepted message in bytes");
@@ -156,8 +211,14 @@ int Main(int argc, char** argv) {
   RuntimeOptions options;
   options.listen_addr = f.listen;
   options.join_addrs = SplitJoinList(f.join);
+  options.vnodes = static_cast<int>(f.vnodes);
   options.max_frame_bytes = static_cast<uint32_t>(f.max_frame_bytes);
-  options.node.successors = static_cast<int>(f.successors);
+  // Successor lists must reach R distinct processes even when every vnode of a process lies
+  // in a row.
+  options.node.successors = static_cast<int>(std::max(f.successors, f.replicas * f.vnodes));
+  options.node.replicas = static_cast<int>(f.replicas);
+  options.node.tombstone_grace_ms = static_cast<uint64_t>(f.tombstone_grace_s) * 1000;
+  options.node.anti_entropy_ms = static_cast<uint64_t>(f.anti_entropy_ms);
   options.node.stabilize_ms = static_cast<uint64_t>(f.stabilize_ms);
   options.node.rpc_timeout_ms = static_cast<uint64_t>(f.rpc_timeout_ms);
   // Keep every message the node builds well inside the frame limit.
@@ -165,9 +226,10 @@ int Main(int argc, char** argv) {
   options.node.transfer_batch_bytes = std::min(options.node.transfer_batch_bytes, quarter_frame);
   options.node.max_value_bytes = std::min(options.node.max_value_bytes, quarter_frame);
 
-  const NodeRef self = NodeRef::ForAddress(f.listen);
-  spdlog::debug("--replicas {} is accepted but not used yet: replication arrives later",
-                f.replicas);
+  if (options.node.successors > f.successors) {
+    spdlog::info("successor lists hold {} entries (replicas {} x vnodes {}) instead of {}",
+                 options.node.successors, f.replicas, f.vnodes, f.successors);
+  }
   if (f.listen.rfind("0.0.0.0:", 0) == 0) {
     spdlog::warn(
         "listening on {}: peers are told to dial that address, which only reaches this "
@@ -175,18 +237,43 @@ int Main(int argc, char** argv) {
         f.listen);
   }
 
-  if (f.join.empty()) {
-    spdlog::info("node {} on {}: starting a new ring", self.id.ToHex(), f.listen);
+  // The store outlives the runtime; all vnodes share it.
+  std::unique_ptr<Store> store;
+  if (f.memory) {
+    store = std::make_unique<MemoryStore>();
+    spdlog::info("store: in memory (lost when the process stops)");
   } else {
-    spdlog::info("node {} on {}: joining the ring through {}", self.id.ToHex(), f.listen, f.join);
+    const std::string dir = f.data_dir.empty() ? DefaultDataDir(f.listen) : f.data_dir;
+    RocksDbOptions rocks;
+    rocks.sync_writes = f.sync_writes;
+    auto opened = RocksDbStore::Open(dir, rocks);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "%s\n", opened.status().message().c_str());
+      return kExitFailure;
+    }
+    spdlog::info("store: RocksDB in {} ({} records{})", dir, (*opened)->Count(),
+                 f.sync_writes ? ", every write synced" : "");
+    store = std::move(opened).value();
   }
-  NodeRuntime runtime(options, /*store=*/nullptr);
+
+  const std::string what = f.vnodes == 1 ? "node " + NodeRef::ForAddress(f.listen).id.ToHex()
+                                         : std::to_string(f.vnodes) + " vnodes";
+  if (f.join.empty()) {
+    spdlog::info("{} on {}: starting a new ring", what, f.listen);
+  } else {
+    spdlog::info("{} on {}: joining the ring through {}", what, f.listen, f.join);
+  }
+  for (int i = 0; f.vnodes > 1 && i < f.vnodes; ++i) {
+    const NodeRef v = NodeRef::ForAddress(NodeRuntime::VnodeAddress(f.listen, options.vnodes, i));
+    spdlog::debug("vnode {} has id {}", v.addr, v.id.ToHex());
+  }
+  NodeRuntime runtime(options, store.get());
   if (Status s = runtime.Start(); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
     return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   runtime.Run();
-  spdlog::info("node {} stopped", self.id.ShortHex());
+  spdlog::info("{} on {} stopped", what, f.listen);
   spdlog::shutdown();
   return kExitOk;
 }

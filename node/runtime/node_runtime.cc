@@ -57,6 +57,41 @@ TcpConnection::Options MakeConnectionOptions(const RuntimeOptions& options) {
 
 }  // namespace
 
+class NodeRuntime::VnodeEnvironment final : public Environment {
+ public:
+  // `log_prefix` starts every log line of this vnode ("" for a process without vnodes).
+  VnodeEnvironment(NodeRuntime* runtime, std::string log_prefix)
+      : runtime_(runtime), log_prefix_(std::move(log_prefix)) {}
+
+  uint64_t NowMs() override { return runtime_->NowMs(); }
+  uint64_t WallMs() override { return runtime_->WallMs(); }
+  uint64_t Random() override { return runtime_->Random(); }
+  void SendRequest(const std::string& addr, const wire::Envelope& request) override {
+    runtime_->SendRequest(addr, request);
+  }
+  void SendReply(ReplyToken to, const wire::Envelope& reply) override {
+    runtime_->SendReply(to, reply);
+  }
+  TimerId Schedule(uint64_t delay_ms, std::function<void()> fn) override {
+    return runtime_->Schedule(delay_ms, std::move(fn));
+  }
+  void Cancel(TimerId id) override { runtime_->Cancel(id); }
+  void Log(LogLevel level, std::string_view message) override {
+    if (log_prefix_.empty()) return runtime_->Log(level, message);
+    if (!runtime_->LogEnabled(level)) return;
+    runtime_->Log(level, log_prefix_ + std::string(message));
+  }
+
+ private:
+  NodeRuntime* runtime_;
+  std::string log_prefix_;
+};
+
+std::string NodeRuntime::VnodeAddress(const std::string& listen_addr, int vnodes, int i) {
+  if (vnodes <= 1) return listen_addr;
+  return listen_addr + "#" + std::to_string(i);
+}
+
 NodeRuntime::NodeRuntime(RuntimeOptions options, Store* store)
     : options_(std::move(options)), store_(store), loop_(std::make_unique<uv_loop_t>()) {
   if (store_ == nullptr) {
@@ -81,10 +116,17 @@ Status NodeRuntime::Start() {
   if (started_) return Status::InvalidArgument("the runtime was already started");
   started_ = true;
 
+  if (options_.vnodes < 1 || options_.vnodes > kMaxVnodesPerProcess) {
+    return Status::InvalidArgument("the number of virtual nodes must be between 1 and " +
+                                   std::to_string(kMaxVnodesPerProcess) + ", not " +
+                                   std::to_string(options_.vnodes));
+  }
   auto listen_addr = ParseIpv4Address(options_.listen_addr);
   if (!listen_addr.ok()) return listen_addr.status();
   for (const std::string& join : options_.join_addrs) {
-    auto join_addr = ParseIpv4Address(join);
+    auto ring_addr = SplitRingAddress(join);
+    if (!ring_addr.ok()) return ring_addr.status();
+    auto join_addr = ParseIpv4Address(ring_addr->process);
     if (!join_addr.ok()) return join_addr.status();
   }
 
@@ -109,9 +151,26 @@ Status NodeRuntime::Start() {
     std::signal(SIGPIPE, SIG_IGN);
   }
 
-  node_ = std::make_unique<ChordNode>(this, store_, options_.node,
-                                      NodeRef::ForAddress(options_.listen_addr));
-  node_->Start(options_.join_addrs);
+  const int vnodes = options_.vnodes;
+  std::vector<NodeRef> refs;
+  for (int i = 0; i < vnodes; ++i) {
+    refs.push_back(NodeRef::ForAddress(VnodeAddress(options_.listen_addr, vnodes, i)));
+  }
+  for (int i = 0; i < vnodes; ++i) {
+    NodeConfig config = options_.node;
+    config.request_id_base = uint64_t(i) << kVnodeRequestIdShift;
+    vnode_envs_.push_back(std::make_unique<VnodeEnvironment>(
+        this, vnodes == 1 ? "" : "[#" + std::to_string(i) + "] "));
+    nodes_.push_back(
+        std::make_unique<ChordNode>(vnode_envs_.back().get(), store_, config, refs[i]));
+  }
+  for (auto& node : nodes_) node->SetProcessVnodes(refs);
+  nodes_[0]->Start(options_.join_addrs);
+  // A new ring grows through vnode 0; otherwise every vnode joins the way vnode 0 does. Joins
+  // are retried by the nodes themselves, so they may all start at once.
+  const std::vector<std::string> others_join =
+      options_.join_addrs.empty() ? std::vector<std::string>{refs[0].addr} : options_.join_addrs;
+  for (int i = 1; i < vnodes; ++i) nodes_[i]->Start(others_join);
   SweepConnections();
   return Status::Ok();
 }
@@ -123,7 +182,7 @@ void NodeRuntime::Run() {
 
 void NodeRuntime::Leave() {
   if (stopped_ || leaving_) return;
-  if (node_ == nullptr) {
+  if (nodes_.empty()) {
     Stop();
     return;
   }
@@ -135,11 +194,42 @@ void NodeRuntime::Leave() {
                              " ms; stopping anyway");
     Stop();
   });
-  node_->Leave([this] {
-    if (stopped_) return;
+  leave_order_ = LeaveOrder();
+  LeaveNext(0);
+}
+
+void NodeRuntime::LeaveNext(size_t k) {
+  if (stopped_) return;
+  if (k >= leave_order_.size()) {
     Log(LogLevel::kInfo, "left the ring; stopping");
     Stop();
+    return;
+  }
+  const size_t index = leave_order_[k];
+  if (nodes_.size() > 1) {
+    Log(LogLevel::kInfo, "vnode " + nodes_[index]->self().addr + " leaves (" +
+                             std::to_string(k + 1) + " of " + std::to_string(nodes_.size()) + ")");
+  }
+  nodes_[index]->Leave([this, k] {
+    if (stopped_) return;
+    // The next hand-off starts from a fresh loop callback, never inside this one.
+    Schedule(0, [this, k] { LeaveNext(k + 1); });
   });
+}
+
+std::vector<size_t> NodeRuntime::LeaveOrder() const {
+  std::vector<size_t> order(nodes_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [this](size_t a, size_t b) { return nodes_[b]->self().id < nodes_[a]->self().id; });
+  auto is_sibling = [this](const NodeRef& n) {
+    return std::any_of(nodes_.begin(), nodes_.end(),
+                       [&n](const auto& node) { return node->self() == n; });
+  };
+  auto first = std::find_if(order.begin(), order.end(),
+                            [&](size_t i) { return !is_sibling(nodes_[i]->successor()); });
+  if (first != order.end()) std::rotate(order.begin(), first, order.end());
+  return order;
 }
 
 void NodeRuntime::OnSignal(int signum) {
@@ -173,7 +263,8 @@ void NodeRuntime::Stop() {
 
 void NodeRuntime::Shutdown() {
   Stop();
-  node_.reset();  // may still Cancel or Log; both are harmless now
+  nodes_.clear();  // may still Cancel or Log; both are harmless now
+  vnode_envs_.clear();
   if (!loop_open_) return;
   uv_run(loop_.get(), UV_RUN_DEFAULT);  // runs the close callbacks
   const int rc = uv_loop_close(loop_.get());
@@ -205,12 +296,27 @@ uint64_t NodeRuntime::WallMs() {
 
 uint64_t NodeRuntime::Random() { return rng_(); }
 
-void NodeRuntime::SendRequest(const std::string& addr, const wire::Envelope& request) {
+void NodeRuntime::SendRequest(const std::string& ring_addr, const wire::Envelope& request) {
   if (stopped_ || timers_ == nullptr) return;
   const uint64_t request_id = request.request_id();
+  auto split = SplitRingAddress(ring_addr);
+  if (!split.ok()) {
+    Log(LogLevel::kDebug, "cannot send to " + ring_addr + ": " + split.status().message());
+    DeferSendFailed({request_id});
+    return;
+  }
+  // Connections are per process: every vnode behind HOST:PORT shares one.
+  const std::string& addr = split->process;
+  const wire::Envelope* to_send = &request;
+  wire::Envelope addressed;
+  if (request.vnode() != split->vnode) {
+    addressed = request;
+    addressed.set_vnode(split->vnode);
+    to_send = &addressed;
+  }
   std::string frame;
-  if (!EncodeFrame(request, &frame, options_.max_frame_bytes)) {
-    Log(LogLevel::kWarn, "dropping a request to " + addr + ": it is larger than the " +
+  if (!EncodeFrame(*to_send, &frame, options_.max_frame_bytes)) {
+    Log(LogLevel::kWarn, "dropping a request to " + ring_addr + ": it is larger than the " +
                              std::to_string(options_.max_frame_bytes) + "-byte frame limit");
     DeferSendFailed({request_id});
     return;
@@ -321,8 +427,24 @@ void NodeRuntime::OnAccept(uv_stream_t* server) {
 }
 
 void NodeRuntime::OnInboundFrame(TcpConnection* conn, const wire::Envelope& envelope) {
-  if (stopped_ || node_ == nullptr) return;
-  node_->OnRequest(conn->id(), envelope);
+  if (stopped_ || nodes_.empty()) return;
+  const uint32_t vnode = envelope.vnode();
+  if (vnode >= nodes_.size()) {
+    // Answered here; the connection stays open for the requester's other requests.
+    const std::string error =
+        "virtual node " + std::to_string(vnode) + " does not exist on " + options_.listen_addr +
+        ", which runs " + std::to_string(nodes_.size()) +
+        (nodes_.size() == 1 ? " node (address it without a #i suffix)"
+                            : " vnodes (#0 to #" + std::to_string(nodes_.size() - 1) + ")");
+    if (LogEnabled(LogLevel::kDebug)) Log(LogLevel::kDebug, "from " + conn->peer() + ": " + error);
+    wire::Envelope reply;
+    reply.set_request_id(envelope.request_id());
+    reply.mutable_error()->set_code(wire::INVALID);
+    reply.mutable_error()->set_error(error);
+    SendReply(conn->id(), reply);
+    return;
+  }
+  nodes_[vnode]->OnRequest(conn->id(), envelope);
 }
 
 void NodeRuntime::OnInboundClosed(TcpConnection* conn, const Status& why) {
@@ -331,10 +453,23 @@ void NodeRuntime::OnInboundClosed(TcpConnection* conn, const Status& why) {
 }
 
 void NodeRuntime::OnOutboundFrame(const std::string& addr, const wire::Envelope& envelope) {
-  if (stopped_ || node_ == nullptr) return;
+  if (stopped_) return;
   auto it = outbound_.find(addr);
   if (it != outbound_.end()) it->second.in_flight.erase(envelope.request_id());
-  node_->OnResponse(envelope);
+  ChordNode* node = NodeForRequestId(envelope.request_id());
+  if (node == nullptr) {
+    if (LogEnabled(LogLevel::kDebug)) {
+      Log(LogLevel::kDebug, "ignoring an answer from " + addr + " to request " +
+                                std::to_string(envelope.request_id()) + ", which no vnode sent");
+    }
+    return;
+  }
+  node->OnResponse(envelope);
+}
+
+ChordNode* NodeRuntime::NodeForRequestId(uint64_t request_id) {
+  const uint64_t index = request_id >> kVnodeRequestIdShift;
+  return index < nodes_.size() ? nodes_[index].get() : nullptr;
 }
 
 void NodeRuntime::OnOutboundClosed(const std::string& addr, TcpConnection* conn,
@@ -356,8 +491,8 @@ void NodeRuntime::DeferSendFailed(std::vector<uint64_t> request_ids) {
   if (stopped_) return;
   Schedule(0, [this, ids = std::move(request_ids)] {
     for (uint64_t id : ids) {
-      if (stopped_ || node_ == nullptr) return;
-      node_->OnSendFailed(id);
+      if (stopped_) return;
+      if (ChordNode* node = NodeForRequestId(id)) node->OnSendFailed(id);
     }
   });
 }

@@ -1,12 +1,15 @@
-// NodeRuntime: drives one ChordNode on a libuv loop. It implements the core's Environment
-// with real time, timers, TCP and logging: a listener whose accepted connections carry
-// requests to the node, one lazily dialed and multiplexed connection per peer address for the
-// node's own requests, a timer queue, and SIGTERM/SIGINT handling (graceful leave, then stop;
-// a second signal stops at once).
+// NodeRuntime: drives the ChordNodes of one process on a libuv loop: one node, or V virtual
+// nodes ("HOST:PORT#i", i = 0..V-1) that share one Store and one listener. It implements the
+// core's Environment with real time, timers, TCP and logging: a listener whose accepted
+// connections carry requests to the node named by each envelope's `vnode`, one lazily dialed
+// and multiplexed connection per peer process for the nodes' own requests (answers are routed
+// back by request id: vnode i issues ids from i << kVnodeRequestIdShift), a timer queue, and
+// SIGTERM/SIGINT handling (graceful leave, one vnode at a time, then stop; a second signal
+// stops at once).
 //
-// Usage: construct, Start(), Run() (returns when the node has stopped), destroy. Every method,
-// including the Environment ones, must be called on the loop thread (the thread that calls
-// Run). This header does not expose libuv.
+// Usage: construct, Start(), Run() (returns when the nodes have stopped), destroy. Every
+// method, including the Environment ones, must be called on the loop thread (the thread that
+// calls Run). This header does not expose libuv.
 #ifndef CHORD_NODE_RUNTIME_NODE_RUNTIME_H_
 #define CHORD_NODE_RUNTIME_NODE_RUNTIME_H_
 
@@ -31,6 +34,11 @@ struct uv_stream_s;
 
 namespace chord {
 
+// Virtual node i issues request ids from i << kVnodeRequestIdShift, so the runtime can hand
+// each answer to the vnode that asked.
+inline constexpr int kVnodeRequestIdShift = 48;
+inline constexpr int kMaxVnodesPerProcess = 64;
+
 class SignalWatcher;
 class TcpConnection;
 class TcpListener;
@@ -39,7 +47,8 @@ class TimerQueue;
 struct RuntimeOptions {
   std::string listen_addr;              // HOST:PORT to bind; also the address advertised to peers
   std::vector<std::string> join_addrs;  // ring members to join through; empty: a new ring
-  NodeConfig node;
+  int vnodes = 1;                       // ring positions of this process, 1..kMaxVnodesPerProcess
+  NodeConfig node;  // every vnode's config (the runtime sets request_id_base per vnode)
   uint32_t max_frame_bytes = kDefaultMaxFrameBytes;
   // Accepted connections with no traffic for this long are closed. Dialed connections are
   // closed after half of it once nothing is in flight, so the dialing side closes first.
@@ -53,27 +62,36 @@ struct RuntimeOptions {
 class NodeRuntime final : public Environment {
  public:
   // `store` may be null: the runtime then keeps the records in its own MemoryStore.
-  // Otherwise it must outlive the runtime.
+  // Otherwise it must outlive the runtime. All vnodes share it.
   NodeRuntime(RuntimeOptions options, Store* store);
   ~NodeRuntime() override;
   NodeRuntime(const NodeRuntime&) = delete;
   NodeRuntime& operator=(const NodeRuntime&) = delete;
 
-  // Binds the listener, installs the signal handlers and starts the node (joining
-  // options.join_addrs if set). InvalidArgument for a malformed address, Unavailable when the
-  // address cannot be bound. Call once.
+  // Binds the listener, installs the signal handlers and starts the vnodes: vnode 0 joins
+  // options.join_addrs (or starts a new ring without them), the others join through the same
+  // list, or through vnode 0 for a new ring. InvalidArgument for a malformed address or vnode
+  // count, Unavailable when the address cannot be bound. Call once.
   Status Start();
   // Runs the loop until the runtime stops, then closes every handle and the loop.
   void Run();
-  // Graceful leave: the node hands its keys off, then the runtime stops; it stops anyway
+  // Graceful leave: the vnodes leave one at a time (each hands its keys to its successor; a
+  // shared store must not see two hand-offs at once), then the runtime stops; it stops anyway
   // after options.leave_deadline_ms. What SIGTERM and SIGINT do.
   void Leave();
   // Stops at once: closes the listener, every connection, the timers and the signal
   // handlers, so that Run returns. Idempotent; safe from inside any callback.
   void Stop();
 
-  // The node; null before Start().
-  ChordNode* node() { return node_.get(); }
+  // The ring address of vnode i of the process listening on `listen_addr`: `listen_addr`
+  // itself when the process runs one node, "listen_addr#i" otherwise.
+  static std::string VnodeAddress(const std::string& listen_addr, int vnodes, int i);
+
+  // Vnode 0 (the only node without virtual nodes); null before Start().
+  ChordNode* node() { return nodes_.empty() ? nullptr : nodes_.front().get(); }
+  // Vnode i; requires i < vnode_count(). Empty before Start().
+  ChordNode* vnode(size_t i) { return nodes_[i].get(); }
+  size_t vnode_count() const { return nodes_.size(); }
   const RuntimeOptions& options() const { return options_; }
   bool stopped() const { return stopped_; }
   size_t inbound_connections() const { return inbound_.size(); }
@@ -83,6 +101,8 @@ class NodeRuntime final : public Environment {
   uint64_t NowMs() override;
   uint64_t WallMs() override;
   uint64_t Random() override;
+  // `addr` is HOST:PORT or HOST:PORT#i: the request goes to the process at HOST:PORT with
+  // its envelope's vnode set to i (0 without a suffix), also when that is this process.
   void SendRequest(const std::string& addr, const wire::Envelope& request) override;
   void SendReply(ReplyToken to, const wire::Envelope& reply) override;
   TimerId Schedule(uint64_t delay_ms, std::function<void()> fn) override;
@@ -90,6 +110,9 @@ class NodeRuntime final : public Environment {
   void Log(LogLevel level, std::string_view message) override;
 
  private:
+  // The Environment one vnode sees: the runtime's, with log lines naming the vnode.
+  class VnodeEnvironment;
+
   // A dialed connection and the request ids sent on it that have not been answered yet
   // (request id -> loop time sent).
   struct Outbound {
@@ -103,13 +126,21 @@ class NodeRuntime final : public Environment {
   void OnOutboundFrame(const std::string& addr, const wire::Envelope& envelope);
   void OnOutboundClosed(const std::string& addr, TcpConnection* conn, const Status& why);
   void OnSignal(int signum);
+  // Starts the graceful leave of leave_order_[k], and the next one once it is done.
+  void LeaveNext(size_t k);
+  // The order in which the vnodes leave: counterclockwise (descending id), starting with one
+  // whose successor is another process, so that each vnode's successor is, where possible,
+  // outside this process or a sibling that has already left.
+  std::vector<size_t> LeaveOrder() const;
+  // The vnode that issued `request_id`, or null.
+  ChordNode* NodeForRequestId(uint64_t request_id);
   // Reports the requests as failed to the node from a zero-delay timer, never re-entrantly.
   void DeferSendFailed(std::vector<uint64_t> request_ids);
   // Closes idle connections and forgets requests that will never be answered; re-arms.
   void SweepConnections();
   void LogConnectionClosed(std::string_view kind, const TcpConnection* conn, const Status& why);
   bool LogEnabled(LogLevel level) const;
-  // Stop(), destroy the node, then run the loop until every handle is closed and close it.
+  // Stop(), destroy the nodes, then run the loop until every handle is closed and close it.
   void Shutdown();
 
   RuntimeOptions options_;
@@ -129,7 +160,9 @@ class NodeRuntime final : public Environment {
   uint64_t last_refusal_log_ms_ = 0;
   uint64_t refused_since_log_ = 0;
 
-  std::unique_ptr<ChordNode> node_;
+  std::vector<std::unique_ptr<VnodeEnvironment>> vnode_envs_;  // one per vnode
+  std::vector<std::unique_ptr<ChordNode>> nodes_;              // vnode i at index i
+  std::vector<size_t> leave_order_;
   bool started_ = false;
   bool leaving_ = false;
   bool stopped_ = false;

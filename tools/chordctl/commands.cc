@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -182,18 +183,27 @@ int RunDump(const CtlOptions& options) {
                (view->problems.empty() ? std::string("see chordctl ring") : view->problems[0]) +
                "); the dump may miss or repeat keys");
   }
-  std::vector<std::pair<std::string, std::string>> records;
+  // The vnodes of one process share its store: list it once, through its first vnode.
+  std::map<std::string, std::vector<size_t>> vnodes_by_process;
   for (size_t i = 0; i < view->nodes.size(); ++i) {
-    const RingNode& node = view->nodes[i];
-    const Id& from = view->RingPredecessor(i).id;
-    const bool alone = view->nodes.size() == 1;
-    ChordClient client(node.addr, options.timeout_ms);
+    const std::string& addr = view->nodes[i].addr;
+    vnodes_by_process[addr.substr(0, addr.find('#'))].push_back(i);
+  }
+  std::vector<std::pair<std::string, std::string>> records;
+  const bool alone = view->nodes.size() == 1;
+  for (const auto& [process, vnodes] : vnodes_by_process) {
+    ChordClient client(view->nodes[vnodes.front()].addr, options.timeout_ms);
     Result<std::vector<wire::Record>> list = client.ListKeys(/*with_values=*/true);
     if (!list.ok()) return ReportStatus(list.status());
     for (wire::Record& record : list.value()) {
       if (record.deleted()) continue;
-      // Primary copies only: the key's id is in (ring predecessor, node].
-      if (!alone && !Id::InHalfOpen(Id::Sha1(record.key()), from, node.id)) continue;
+      // Primary copies only: the key's id is in (ring predecessor, node] of one of them.
+      const Id key_id = Id::Sha1(record.key());
+      const bool primary =
+          alone || std::any_of(vnodes.begin(), vnodes.end(), [&](size_t i) {
+            return Id::InHalfOpen(key_id, view->RingPredecessor(i).id, view->nodes[i].id);
+          });
+      if (!primary) continue;
       records.emplace_back(std::move(*record.mutable_key()), std::move(*record.mutable_value()));
     }
   }

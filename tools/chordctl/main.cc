@@ -28,7 +28,8 @@ int Main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   app.fallthrough();
   app.add_option("--node", options.node,
-                 "HOST:PORT of the node to ask (default: $CHORD_NODE, then 127.0.0.1:4000)");
+                 "HOST:PORT of the node to ask, or HOST:PORT#i for its virtual node i (default: "
+                 "$CHORD_NODE, then 127.0.0.1:4000)");
   app.add_option("--timeout-ms", options.timeout_ms, "give up on a node after this many ms")
       ->check(CLI::Range(uint64_t{1}, kMaxTimeoutMs))
       ->capture_default_str();

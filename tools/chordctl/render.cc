@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -47,6 +48,14 @@ std::string PadLeft(const std::string& s, size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
 
+// What the ring positions of one process add up to in the ring table.
+struct ProcessTotals {
+  int vnodes = 0;
+  uint64_t keys = 0;
+  uint64_t replica_keys = 0;
+  double share = 0.0;
+};
+
 }  // namespace
 
 nlohmann::json NodeJson(const wire::NodeInfo& info) {
@@ -80,7 +89,9 @@ nlohmann::json StatusJson(const wire::StatusResponse& status) {
                         {"leaving", status.leaving()},
                         {"successor_list_length", status.successor_list_length()},
                         {"ring_has_enough_members", status.ring_has_enough_members()},
-                        {"stabilize_rounds", status.stabilize_rounds()}};
+                        {"stabilize_rounds", status.stabilize_rounds()},
+                        {"replicas", status.replicas()},
+                        {"tombstones", status.tombstones()}};
 }
 
 nlohmann::json RingJson(const RingView& view) {
@@ -145,13 +156,16 @@ std::string StatusText(const wire::StatusResponse& status) {
   }
   line("keys", std::to_string(status.keys()));
   line("replica_keys", std::to_string(status.replica_keys()));
+  line("tombstones", std::to_string(status.tombstones()));
+  line("replicas", std::to_string(status.replicas()));
   line("ring_has_enough_members", status.ring_has_enough_members() ? "yes" : "no");
   line("stabilize_rounds", std::to_string(status.stabilize_rounds()));
   return out.str();
 }
 
 std::string RingText(const RingView& view) {
-  const std::vector<std::string> header = {"ID", "ADDRESS", "KEYS", "REPLICAS", "SHARE"};
+  // KEYS: records the node owns as primary; REPLICA KEYS: copies it holds for other owners.
+  const std::vector<std::string> header = {"ID", "ADDRESS", "KEYS", "REPLICA KEYS", "SHARE"};
   std::vector<std::vector<std::string>> rows;
   uint64_t total_keys = 0;
   uint64_t total_replicas = 0;
@@ -183,8 +197,34 @@ std::string RingText(const RingView& view) {
   };
   emit(header);
   for (const auto& row : rows) emit(row);
-  out << "total: " << view.nodes.size() << (view.nodes.size() == 1 ? " node, " : " nodes, ")
-      << total_keys << (total_keys == 1 ? " key, " : " keys, ") << total_replicas
+  // Virtual nodes: one line per process with what its ring positions add up to.
+  std::map<std::string, ProcessTotals> processes;
+  bool any_vnode = false;
+  for (size_t i = 0; i < view.nodes.size(); ++i) {
+    const RingNode& node = view.nodes[i];
+    const size_t hash = node.addr.find('#');
+    any_vnode = any_vnode || hash != std::string::npos;
+    ProcessTotals& p = processes[node.addr.substr(0, hash)];
+    ++p.vnodes;
+    p.keys += node.status.keys();
+    p.replica_keys += node.status.replica_keys();
+    p.share += view.nodes.size() > 1
+                   ? Id::Distance(view.RingPredecessor(i).id, node.id).ToUnitFraction()
+                   : 1.0;
+  }
+  if (any_vnode) {
+    for (const auto& [process, p] : processes) {
+      out << "process " << process << ": " << p.vnodes << (p.vnodes == 1 ? " vnode, " : " vnodes, ")
+          << p.keys << (p.keys == 1 ? " key, " : " keys, ") << p.replica_keys
+          << (p.replica_keys == 1 ? " replica key, " : " replica keys, ") << Percent(p.share)
+          << " of the ring\n";
+    }
+  }
+  out << "total: " << view.nodes.size() << (view.nodes.size() == 1 ? " node, " : " nodes, ");
+  if (any_vnode) {
+    out << processes.size() << (processes.size() == 1 ? " process, " : " processes, ");
+  }
+  out << total_keys << (total_keys == 1 ? " key, " : " keys, ") << total_replicas
       << (total_replicas == 1 ? " replica key\n" : " replica keys\n");
   if (view.consistent) {
     out << "[OK] all pointers agree\n";

@@ -25,7 +25,8 @@ std::string DumpJson(const nlohmann::json& doc);
 std::string LookupText(const std::string& key, const wire::LookupResponse& lookup);
 // One `name: value` line per field.
 std::string StatusText(const wire::StatusResponse& status);
-// An aligned table, one row per node, then totals and the pointer check.
+// An aligned table, one row per ring position (vnode) with its primary and replica key
+// counts, then per-process totals (with virtual nodes), totals and the pointer check.
 std::string RingText(const RingView& view);
 
 // `key` quoted for an error sentence, shortened when long and with control bytes escaped.

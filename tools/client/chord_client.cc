@@ -100,10 +100,31 @@ bool SplitHostPort(const std::string& addr, std::string* host, std::string* port
   return value >= 1 && value <= 65535;
 }
 
+// Splits "HOST:PORT#i" into HOST:PORT and i; "HOST:PORT" is vnode 0. False for a suffix that
+// is not a decimal number up to 65535.
+bool SplitVnodeSuffix(const std::string& addr, std::string* process, uint32_t* vnode) {
+  const size_t hash = addr.find('#');
+  *process = addr.substr(0, hash);
+  *vnode = 0;
+  if (hash == std::string::npos) return true;
+  const std::string index = addr.substr(hash + 1);
+  if (index.empty() || index.size() > 5) return false;
+  uint32_t value = 0;
+  for (char c : index) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<uint32_t>(c - '0');
+  }
+  if (value > 65535) return false;
+  *vnode = value;
+  return true;
+}
+
 }  // namespace
 
 ChordClient::ChordClient(std::string addr, uint64_t timeout_ms)
-    : addr_(std::move(addr)), timeout_ms_(timeout_ms == 0 ? 1 : timeout_ms) {}
+    : addr_(std::move(addr)), timeout_ms_(timeout_ms == 0 ? 1 : timeout_ms) {
+  addr_valid_ = SplitVnodeSuffix(addr_, &process_addr_, &vnode_);
+}
 
 ChordClient::~ChordClient() { Disconnect(); }
 
@@ -116,10 +137,10 @@ Status ChordClient::EnsureConnected() {
   if (fd_ >= 0) return Status::Ok();
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
   std::string host, port;
-  if (!SplitHostPort(addr_, &host, &port)) {
+  if (!addr_valid_ || !SplitHostPort(process_addr_, &host, &port)) {
     return Status::InvalidArgument("\"" + addr_ +
                                    "\" is not a node address; give it as HOST:PORT, e.g. "
-                                   "127.0.0.1:4000");
+                                   "127.0.0.1:4000, or HOST:PORT#i for virtual node i");
   }
   addrinfo hints{};
   hints.ai_family = AF_INET;
@@ -188,6 +209,7 @@ Result<wire::Envelope> ChordClient::Call(wire::Envelope request) {
       addr_ + " did not answer within " + std::to_string(timeout_ms_) + " ms";
   const uint64_t request_id = next_request_id_++;
   request.set_request_id(request_id);
+  request.set_vnode(vnode_);
   std::string frame;
   if (!EncodeFrame(request, &frame)) {
     return Status::InvalidArgument("the request is larger than the " +

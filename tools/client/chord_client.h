@@ -1,6 +1,8 @@
-// ChordClient: a small blocking client for one chord-node, used by chordctl, the tests and
-// the bench tool. One TCP connection (opened lazily, reopened after an error), one request at
-// a time, every call bounded by the timeout. Not thread-safe: one client per thread.
+// ChordClient: a small blocking client for one chord-node ring position, used by chordctl,
+// the tests and the bench tool. The position is a process (HOST:PORT) or one virtual node of
+// it (HOST:PORT#i: the client connects to HOST:PORT and marks every request for vnode i).
+// One TCP connection (opened lazily, reopened after an error), one request at a time, every
+// call bounded by the timeout. Not thread-safe: one client per thread.
 #ifndef CHORD_TOOLS_CLIENT_CHORD_CLIENT_H_
 #define CHORD_TOOLS_CLIENT_CHORD_CLIENT_H_
 
@@ -15,7 +17,7 @@ namespace chord {
 
 class ChordClient {
  public:
-  // `addr` is HOST:PORT (IPv4 literal or resolvable name).
+  // `addr` is HOST:PORT or HOST:PORT#i (IPv4 literal or resolvable name).
   explicit ChordClient(std::string addr, uint64_t timeout_ms = 15000);
   ~ChordClient();
   ChordClient(const ChordClient&) = delete;
@@ -40,6 +42,9 @@ class ChordClient {
   void Disconnect();
 
   std::string addr_;
+  std::string process_addr_;  // addr_ without the "#i" suffix: where to connect
+  uint32_t vnode_ = 0;        // i of the suffix; 0 without one
+  bool addr_valid_ = true;    // false: the suffix is malformed
   uint64_t timeout_ms_;
   int fd_ = -1;
   uint64_t next_request_id_ = 1;
