@@ -808,15 +808,19 @@ uint64_t ChordNode::PrimaryKeyCount() const {
   return CountLive(start ? *start : self_.id, self_.id);
 }
 
-uint64_t ChordNode::ReplicaKeyCount() const {
-  // Records between the previous vnode of this process and this one, minus our own range:
-  // each record held by the process is counted on exactly one of its vnodes.
+Id ChordNode::AttributedRangeStart() const {
   std::optional<Id> prev;
   for (const NodeRef& v : process_vnodes_) {
     if (v == self_) continue;
     if (!prev || Id::Distance(v.id, self_.id) < Id::Distance(*prev, self_.id)) prev = v.id;
   }
-  const uint64_t held = CountLive(prev ? *prev : self_.id, self_.id);
+  return prev ? *prev : self_.id;
+}
+
+uint64_t ChordNode::ReplicaKeyCount() const {
+  // Records between the previous vnode of this process and this one, minus our own range:
+  // each record held by the process is counted on exactly one of its vnodes.
+  const uint64_t held = CountLive(AttributedRangeStart(), self_.id);
   const uint64_t primary = PrimaryKeyCount();
   return held - std::min(held, primary);
 }
@@ -1045,10 +1049,11 @@ void ChordNode::PushMisplacedKeys(bool announce) {
 void ChordNode::SendTransferBatch(const NodeRef& to, bool for_leave,
                                   std::function<void(bool ok)> done) {
   // One batch of at most transfer_batch_bytes; on success the batch is deleted here and the
-  // next one follows, until nothing is left. Leave moves everything; otherwise (self, to].
+  // next one follows, until nothing is left. Leave moves everything this vnode accounts for
+  // (with one vnode per process: the whole store); otherwise (self, to].
   transferring_ = true;
   // (self, self] is the whole ring; (self, to] is everything outside (to, self].
-  const Id from_id = self_.id;
+  const Id from_id = for_leave ? AttributedRangeStart() : self_.id;
   const Id to_id = for_leave ? self_.id : to.id;
   wire::Envelope req;
   auto* t = req.mutable_transfer();

@@ -157,6 +157,10 @@ class ChordNode {
   void Rectify(const NodeRef& n, bool wants_keys);
   void SetSuccessors(std::vector<NodeRef> list);
   void SetPredecessor(std::optional<NodeRef> p);
+  // Where the records this vnode accounts for begin: the previous ring position of this
+  // process (itself with one vnode, making (start, self] the whole ring). Every record of
+  // the shared store falls to exactly one vnode of the process.
+  Id AttributedRangeStart() const;
   // Where this node's range (start, self] begins; nullopt: the whole ring.
   std::optional<Id> RangeStart() const;
   // Stores `rec` unless the record already there outranks it (RecordNewer); then `*stored` is
