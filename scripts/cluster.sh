@@ -5,15 +5,18 @@
 #                                        first creates the ring, the others join it
 #   cluster.sh add                       start one more node on the next free port; it joins
 #   cluster.sh kill PORT                 crash a node (SIGKILL)
+#   cluster.sh restart PORT              start a stopped or crashed node again on its port and
+#                                        data directory; it rejoins through a running node
 #   cluster.sh leave PORT                graceful leave (SIGTERM), waits for it to exit
 #   cluster.sh status                    one line per node, then `chordctl ring`
 #   cluster.sh stop                      SIGTERM every node, SIGKILL what is left after 10 s
 #
 # Environment:
-#   CHORD_RUN_DIR    where node state lives, nodes/<port>/{pid,log} (default ./run)
+#   CHORD_RUN_DIR    where node state lives, nodes/<port>/{pid,log,data} (default ./run)
 #   CHORD_BIN_DIR    the build directory holding node/chord-node and tools/chordctl
 #                    (default ./build)
-#   CHORD_NODE_ARGS  extra chord-node arguments (default --memory)
+#   CHORD_NODE_ARGS  extra chord-node arguments (default none: each node keeps its records in
+#                    RocksDB under nodes/<port>/data; pass --memory for in-memory nodes)
 #   CHORD_WAIT_S     how long to wait for a node to answer or exit (default 20)
 #
 # Processes are only ever signalled through the PIDs recorded in the run directory, and only
@@ -24,7 +27,7 @@ RUN_DIR="${CHORD_RUN_DIR:-./run}"
 BIN_DIR="${CHORD_BIN_DIR:-./build}"
 NODE_BIN="$BIN_DIR/node/chord-node"
 CTL_BIN="$BIN_DIR/tools/chordctl"
-NODE_ARGS="${CHORD_NODE_ARGS---memory}"
+NODE_ARGS="${CHORD_NODE_ARGS-}"
 WAIT_S="${CHORD_WAIT_S:-20}"
 HOST="127.0.0.1"
 STOP_WAIT_S=10
@@ -120,7 +123,10 @@ launch() {
   if [[ -n "$join" ]]; then args+=(--join "$HOST:$join"); fi
   # shellcheck disable=SC2206  # NODE_ARGS is a word list on purpose
   args+=($NODE_ARGS)
-  nohup "$NODE_BIN" "${args[@]}" </dev/null >"$dir/log" 2>&1 &
+  if [[ " $NODE_ARGS " != *" --memory "* && " $NODE_ARGS " != *" --data-dir"* ]]; then
+    args+=(--data-dir "$dir/data")
+  fi
+  nohup "$NODE_BIN" "${args[@]}" </dev/null >>"$dir/log" 2>&1 &
   echo $! >"$dir/pid"
   printf 'started node %s:%s (pid %s)%s\n' "$HOST" "$port" "$!" "${join:+, joining via $HOST:$join}"
   wait_answering "$port"
@@ -190,6 +196,23 @@ cmd_kill() {
   local deadline=$((SECONDS + WAIT_S))
   while node_alive "$port" && ((SECONDS < deadline)); do sleep 0.1; done
   echo "killed node $HOST:$port (pid $pid, SIGKILL)"
+}
+
+cmd_restart() {
+  [[ $# -eq 1 ]] || die "usage: cluster.sh restart PORT"
+  check_port "$1"
+  check_binaries
+  local port="$1" alive=() p join=""
+  [[ -d "$RUN_DIR/nodes/$port" ]] || die "no node was ever started on port $port in $RUN_DIR; see cluster.sh status"
+  node_alive "$port" && die "the node on port $port is still running; kill or leave it first"
+  mapfile -t alive < <(alive_ports)
+  for p in "${alive[@]}"; do
+    if [[ "$p" != "$port" ]]; then
+      join="$p"
+      break
+    fi
+  done
+  launch "$port" "$join"
 }
 
 cmd_leave() {
@@ -262,6 +285,7 @@ main() {
       cmd_add
       ;;
     kill) cmd_kill "$@" ;;
+    restart) cmd_restart "$@" ;;
     leave) cmd_leave "$@" ;;
     status)
       [[ $# -eq 0 ]] || die "usage: cluster.sh status"
@@ -272,7 +296,7 @@ main() {
       cmd_stop
       ;;
     -h | --help | help) usage ;;
-    *) die "unknown command \"$cmd\"; use start, add, kill, leave, status or stop" ;;
+    *) die "unknown command \"$cmd\"; use start, add, kill, restart, leave, status or stop" ;;
   esac
 }
 

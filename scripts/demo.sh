@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The chord demo: builds chord-node and chordctl (installing missing packages first), starts a
 # ring of 5 nodes on free 127.0.0.1 ports, stores 50 keys, adds a 6th node and shows exactly
-# which keys moved to it, lets one node leave gracefully and shows where its keys went, then
-# checks that every key still reads back. Stops every node it started on any exit.
+# which keys moved to it, lets one node leave gracefully and shows where its keys went, crashes
+# another with SIGKILL (every key has 3 copies, so none is lost) and restarts it on its data
+# directory, then checks that every key still reads back. Stops every node it started on any
+# exit.
 #
 # Environment:
 #   CHORD_BIN_DIR   use the chord-node and chordctl of this build directory and skip the
@@ -233,7 +235,25 @@ for ((i = 1; i <= NUM_KEYS; i++)); do
 done
 [[ $handed -gt 0 ]] || echo "  (none)"
 
-chord_section "5. Read every key back"
+# The node that crashes: the owner of user-1 (not the first node, which chordctl talks to).
+CRASHED="$(owner_of user-1)"
+CRASHED="${CRASHED##*:}"
+if [[ "$CRASHED" == "$BASE_PORT" ]]; then CRASHED=$((BASE_PORT + 1)); fi
+[[ "$CRASHED" != "$LEAVER" ]] || CRASHED=$((BASE_PORT + 2))
+chord_section "5. Node $HOST:$CRASHED crashes (SIGKILL): its keys have copies on the next 2 nodes"
+cluster kill "$CRASHED"
+wait_ring $((NUM_NODES - 1))
+echo "user-1 now: $(ctl get user-1) (owner $(owner_of user-1))"
+wait_keys
+ctl ring
+
+chord_section "6. Restart $HOST:$CRASHED on its data directory: it rejoins with its keys"
+cluster restart "$CRASHED"
+wait_ring "$NUM_NODES"
+wait_keys
+ctl ring
+
+chord_section "7. Read every key back"
 bad=0
 for ((i = 1; i <= NUM_KEYS; i++)); do
   want="$(key_value "$i")"
@@ -251,7 +271,7 @@ fi
 echo "[OK] all $NUM_KEYS keys read back with their values"
 echo "chordctl dump lists $(ctl dump | wc -l) keys"
 
-chord_section "6. Stop the ring"
+chord_section "8. Stop the ring"
 cluster stop
 DEMO_OK=1
 chord_section "Demo finished"
