@@ -295,60 +295,153 @@ Cluster::~Cluster() {
   }
 }
 
-NodeProcess* Cluster::StartNode(const NodeOptions& options, const std::string& join_addr) {
+std::string Cluster::DataDirFor(int port, const NodeOptions& options) const {
+  if (!options.data_dir) return "";
+  if (!options.data_dir->empty()) return *options.data_dir;
+  return dir_ + "/data-" + std::to_string(port);
+}
+
+Cluster::LaunchResult Cluster::Launch(int port, const NodeOptions& options,
+                                      const std::string& join_addr, NodeProcess** started) {
+  *started = nullptr;
   std::string log_level = options.log_level;
   if (const char* env = std::getenv("CHORD_TEST_LOG_LEVEL"); log_level.empty() && env) {
     log_level = env;
   }
+  auto node = std::make_unique<NodeProcess>(
+      port, dir_ + "/node-" + std::to_string(++next_log_) + "-" + std::to_string(port) + ".log");
+  std::vector<std::string> args = {"--listen", node->addr()};
+  if (const std::string data_dir = DataDirFor(port, options); !data_dir.empty()) {
+    args.insert(args.end(), {"--data-dir", data_dir});
+  } else {
+    args.push_back("--memory");
+  }
+  if (!join_addr.empty()) args.insert(args.end(), {"--join", join_addr});
+  if (options.stabilize_ms) {
+    args.insert(args.end(), {"--stabilize-ms", std::to_string(*options.stabilize_ms)});
+  }
+  if (options.successors) {
+    args.insert(args.end(), {"--successors", std::to_string(*options.successors)});
+  }
+  if (options.replicas) {
+    args.insert(args.end(), {"--replicas", std::to_string(*options.replicas)});
+  }
+  if (options.anti_entropy_ms) {
+    args.insert(args.end(), {"--anti-entropy-ms", std::to_string(*options.anti_entropy_ms)});
+  }
+  if (!log_level.empty()) args.insert(args.end(), {"--log-level", log_level});
+  args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
+  options_by_port_[port] = options;
+  if (!node->Start(args)) return LaunchResult::kFailed;
+
+  bool joined = false;
+  std::string last_error = "no answer yet";
+  PollUntil(
+      [&] {
+        if (!node->IsRunning()) return true;
+        ChordClient client(node->addr(), 500);
+        auto status = client.GetStatus();
+        if (!status.ok()) {
+          last_error = status.status().ToString();
+          return false;
+        }
+        joined = status->joined();
+        last_error = joined ? "" : "status says not joined yet";
+        return joined;
+      },
+      kNodeReadyTimeout, milliseconds(50));
+  NodeProcess* raw = node.get();
+  nodes_.push_back(std::move(node));
+  if (raw->IsRunning() && joined) {
+    *started = raw;
+    return LaunchResult::kReady;
+  }
+  if (raw->IsRunning()) {
+    ADD_FAILURE() << "chord-node on " << raw->addr() << " did not report joined within "
+                  << kNodeReadyTimeout.count() << " ms (" << last_error << "); log tail:\n"
+                  << raw->LogTail(30);
+    return LaunchResult::kFailed;
+  }
+  const int status = raw->wait_status().value_or(-1);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+    ADD_FAILURE() << "chord-node on " << raw->addr() << " rejected its command line (exit 2); "
+                  << "log tail:\n"
+                  << raw->LogTail(10);
+    return LaunchResult::kFailed;
+  }
+  std::cerr << "[cluster] chord-node on " << raw->addr() << " " << DescribeWaitStatus(status)
+            << " at start; log tail:\n"
+            << raw->LogTail(10) << "\n";
+  return LaunchResult::kExitedEarly;
+}
+
+NodeProcess* Cluster::StartNode(const NodeOptions& options, const std::string& join_addr) {
   for (int attempt = 1; attempt <= kStartAttempts; ++attempt) {
     const int port = PickFreePort();
     if (port == 0) return nullptr;
-    auto node = std::make_unique<NodeProcess>(
-        port, dir_ + "/node-" + std::to_string(++next_log_) + "-" + std::to_string(port) + ".log");
-    std::vector<std::string> args = {"--listen", node->addr(), "--memory"};
-    if (!join_addr.empty()) args.insert(args.end(), {"--join", join_addr});
-    if (options.stabilize_ms) {
-      args.insert(args.end(), {"--stabilize-ms", std::to_string(*options.stabilize_ms)});
+    NodeProcess* node = nullptr;
+    switch (Launch(port, options, join_addr, &node)) {
+      case LaunchResult::kReady:
+        return node;
+      case LaunchResult::kFailed:
+        return nullptr;
+      case LaunchResult::kExitedEarly:
+        // Most likely the port was taken between picking and binding. Retry elsewhere.
+        std::cerr << "[cluster] retrying on a fresh port (attempt " << attempt << ")\n";
+        break;
     }
-    if (options.successors) {
-      args.insert(args.end(), {"--successors", std::to_string(*options.successors)});
-    }
-    if (!log_level.empty()) args.insert(args.end(), {"--log-level", log_level});
-    if (!node->Start(args)) return nullptr;
-
-    bool joined = false;
-    std::string last_error = "no answer yet";
-    PollUntil(
-        [&] {
-          if (!node->IsRunning()) return true;
-          ChordClient client(node->addr(), 500);
-          auto status = client.GetStatus();
-          if (!status.ok()) {
-            last_error = status.status().ToString();
-            return false;
-          }
-          joined = status->joined();
-          last_error = joined ? "" : "status says not joined yet";
-          return joined;
-        },
-        kNodeReadyTimeout, milliseconds(50));
-    NodeProcess* raw = node.get();
-    nodes_.push_back(std::move(node));
-    if (raw->IsRunning() && joined) return raw;
-    if (raw->IsRunning()) {
-      ADD_FAILURE() << "chord-node on " << raw->addr() << " did not report joined within "
-                    << kNodeReadyTimeout.count() << " ms (" << last_error << "); log tail:\n"
-                    << raw->LogTail(30);
-      return nullptr;
-    }
-    // Exited early: most likely the port was taken between picking and binding. Retry.
-    std::cerr << "[cluster] chord-node on " << raw->addr() << " "
-              << DescribeWaitStatus(raw->wait_status().value_or(-1)) << " at start (attempt "
-              << attempt << "); log tail:\n"
-              << raw->LogTail(10) << "\n";
   }
   ADD_FAILURE() << "chord-node did not start after " << kStartAttempts << " attempts";
   return nullptr;
+}
+
+NodeProcess* Cluster::StartNodeOnPort(int port, const NodeOptions& options,
+                                      const std::string& join_addr) {
+  for (int attempt = 1; attempt <= kStartAttempts; ++attempt) {
+    NodeProcess* node = nullptr;
+    switch (Launch(port, options, join_addr, &node)) {
+      case LaunchResult::kReady:
+        return node;
+      case LaunchResult::kFailed:
+        return nullptr;
+      case LaunchResult::kExitedEarly:
+        // E.g. the port is still held for a moment; wait a little and try the same port.
+        std::this_thread::sleep_for(milliseconds(200 * attempt));
+        break;
+    }
+  }
+  ADD_FAILURE() << "chord-node did not start on port " << port << " after " << kStartAttempts
+                << " attempts";
+  return nullptr;
+}
+
+NodeProcess* Cluster::Restart(const std::string& addr, const std::string& join_addr) {
+  NodeProcess* last = FindByAddr(addr);
+  if (last == nullptr) {
+    ADD_FAILURE() << "Restart: no node was started on " << addr;
+    return nullptr;
+  }
+  if (last->IsRunning()) {
+    ADD_FAILURE() << "Restart: the node on " << addr << " is still running; stop it first";
+    return nullptr;
+  }
+  const std::optional<NodeOptions> options = OptionsOf(last->port());
+  if (!options) {
+    ADD_FAILURE() << "Restart: no options recorded for " << addr;
+    return nullptr;
+  }
+  return StartNodeOnPort(last->port(), *options, join_addr);
+}
+
+std::optional<NodeOptions> Cluster::OptionsOf(int port) const {
+  const auto it = options_by_port_.find(port);
+  if (it == options_by_port_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string Cluster::DataDir(int port) const {
+  const auto options = OptionsOf(port);
+  return options ? DataDirFor(port, *options) : std::string();
 }
 
 bool Cluster::StartNodes(int n, const NodeOptions& options) {
@@ -378,8 +471,8 @@ std::vector<std::string> Cluster::RunningAddrs() const {
 }
 
 NodeProcess* Cluster::FindByAddr(const std::string& addr) const {
-  for (const auto& n : nodes_) {
-    if (n->addr() == addr) return n.get();
+  for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+    if ((*it)->addr() == addr) return it->get();
   }
   return nullptr;
 }
@@ -516,6 +609,130 @@ std::map<std::string, std::vector<std::string>> HoldersByKey(
   return holders;
 }
 
+std::optional<RecordsByKey> TryRecordsByKey(const std::vector<std::string>& addrs, bool with_values,
+                                            std::string* why, milliseconds timeout) {
+  RecordsByKey out;
+  for (const std::string& addr : addrs) {
+    ChordClient client(addr, static_cast<uint64_t>(timeout.count()));
+    auto records = client.ListKeys(with_values);
+    if (!records.ok()) {
+      *why = "ListKeys on " + addr + " failed: " + records.status().ToString();
+      return std::nullopt;
+    }
+    for (wire::Record& r : records.value()) {
+      std::string key = r.key();
+      out[key].emplace_back(addr, std::move(r));
+    }
+  }
+  return out;
+}
+
+std::optional<std::map<std::string, std::vector<std::string>>> TryHoldersByKey(
+    const std::vector<std::string>& addrs, std::string* why) {
+  const auto records = TryRecordsByKey(addrs, /*with_values=*/false, why);
+  if (!records) return std::nullopt;
+  std::map<std::string, std::vector<std::string>> holders;
+  for (const auto& [key, copies] : *records) {
+    for (const auto& [addr, record] : copies) {
+      if (!record.deleted()) holders[key].push_back(addr);
+    }
+  }
+  return holders;
+}
+
+std::map<std::string, size_t> LiveCopiesByKey(const std::vector<std::string>& addrs) {
+  std::map<std::string, size_t> copies;
+  for (const auto& [key, holders] : HoldersByKey(addrs)) copies[key] = holders.size();
+  return copies;
+}
+
+// --- replica placement ----------------------------------------------------------------------
+
+std::vector<Member> ReplicaHoldersOf(const std::string& key_id, const std::vector<Member>& ring,
+                                     int replicas) {
+  if (ring.empty()) return {};
+  const Member& owner = OwnerOf(key_id, ring);
+  const size_t first = IndexOf(owner.addr, ring);
+  const size_t count = std::min(ring.size(), static_cast<size_t>(std::max(replicas, 1)));
+  std::vector<Member> out;
+  for (size_t i = 0; i < count; ++i) out.push_back(ring[(first + i) % ring.size()]);
+  return out;
+}
+
+std::vector<std::string> ExpectedHolders(const std::string& key,
+                                         const std::vector<std::string>& addrs, int replicas) {
+  std::vector<std::string> out;
+  for (const Member& m : ReplicaHoldersOf(Sha1Hex(key), SortedRing(addrs), replicas)) {
+    out.push_back(m.addr);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+std::string JoinAddrs(const std::vector<std::string>& addrs) {
+  std::string out = "[";
+  for (const std::string& a : addrs) out += (out.size() > 1 ? " " : "") + a;
+  return out + "]";
+}
+}  // namespace
+
+bool PlacementMatches(const std::vector<std::string>& addrs, int replicas,
+                      const std::set<std::string>& live, const std::set<std::string>& deleted,
+                      std::string* why) {
+  auto holders = TryHoldersByKey(addrs, why);
+  if (!holders) return false;
+  constexpr int kExamples = 3;
+  int wrong = 0;
+  size_t missing_copies = 0;
+  size_t extra_copies = 0;
+  std::ostringstream examples;
+  const std::vector<std::string> none;
+  for (const std::string& key : live) {
+    const auto it = holders->find(key);
+    std::vector<std::string> got = it == holders->end() ? none : it->second;
+    std::sort(got.begin(), got.end());
+    const std::vector<std::string> want = ExpectedHolders(key, addrs, replicas);
+    if (got == want) continue;
+    for (const std::string& a : want) {
+      if (!std::binary_search(got.begin(), got.end(), a)) ++missing_copies;
+    }
+    for (const std::string& a : got) {
+      if (!std::binary_search(want.begin(), want.end(), a)) ++extra_copies;
+    }
+    if (++wrong <= kExamples) {
+      examples << "; " << key << " is on " << JoinAddrs(got) << ", expected " << JoinAddrs(want);
+    }
+  }
+  for (const std::string& key : deleted) {
+    const auto it = holders->find(key);
+    if (it == holders->end() || it->second.empty()) continue;
+    extra_copies += it->second.size();
+    if (++wrong <= kExamples) {
+      examples << "; deleted " << key << " is live on " << JoinAddrs(it->second);
+    }
+  }
+  if (wrong == 0) return true;
+  *why = std::to_string(wrong) + " of " + std::to_string(live.size() + deleted.size()) +
+         " keys misplaced (" + std::to_string(missing_copies) + " copies missing, " +
+         std::to_string(extra_copies) + " extra)" + examples.str();
+  return false;
+}
+
+bool WaitForPlacement(const std::vector<std::string>& addrs, int replicas,
+                      const std::set<std::string>& live, const std::set<std::string>& deleted,
+                      milliseconds timeout, milliseconds every) {
+  std::string why;
+  const bool ok = PollUntil([&] { return PlacementMatches(addrs, replicas, live, deleted, &why); },
+                            timeout, every);
+  if (!ok) {
+    ADD_FAILURE() << "keys did not settle on their " << replicas << " computed holders among "
+                  << addrs.size() << " nodes within " << timeout.count()
+                  << " ms; last state: " << why;
+  }
+  return ok;
+}
+
 std::optional<size_t> LiveRecordCount(const std::string& addr) {
   ChordClient client(addr, kStatusTimeout.count());
   auto records = client.ListKeys(/*with_values=*/false);
@@ -540,6 +757,27 @@ void PutAll(const std::string& addr, const std::map<std::string, std::string>& k
     auto r = client.Put(key, value);
     EXPECT_TRUE(IsOk(r)) << "put " << key << " through " << addr << ": " << Describe(r);
   }
+}
+
+std::map<std::string, std::string> PutAllAcknowledged(
+    const std::string& addr, const std::map<std::string, std::string>& keys) {
+  ChordClient client(addr);
+  std::map<std::string, std::string> acknowledged;
+  for (const auto& [key, value] : keys) {
+    auto r = client.Put(key, value);
+    if (IsOk(r)) {
+      acknowledged[key] = value;
+    } else {
+      ADD_FAILURE() << "put " << key << " through " << addr << ": " << Describe(r);
+    }
+  }
+  return acknowledged;
+}
+
+std::set<std::string> KeySet(const std::map<std::string, std::string>& keys) {
+  std::set<std::string> out;
+  for (const auto& [key, value] : keys) out.insert(key);
+  return out;
 }
 
 std::map<std::string, std::string> MakeKeys(const std::string& prefix, int count) {

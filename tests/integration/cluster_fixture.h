@@ -4,8 +4,13 @@
 // one-shot SHA1(), ring order and key owners from sorted hex strings).
 //
 // Every process is started by fork/exec, stopped by PID (SIGKILL in the destructor if it is
-// still running) and reaped. Node logs go to a per-test temporary directory; ClusterTest
-// prints their tails when a test fails. Single-threaded: use from the test's thread only.
+// still running) and reaped. Node logs (one file per incarnation: a node restarted on its
+// port gets a new log) and disk stores (<cluster dir>/data-<port>) go to a per-test temporary
+// directory; ClusterTest prints the log tails when a test fails. Replica holders are computed
+// here too (owner + the next R - 1 members of the sorted ring). Cluster is single-threaded:
+// use it from the test's thread only (nodes are forked with PR_SET_PDEATHSIG, which follows
+// the forking thread). The free functions that only talk to nodes through their own
+// ChordClient (TryRecordsByKey, ...) may be called from other threads.
 #ifndef CHORD_TESTS_INTEGRATION_CLUSTER_FIXTURE_H_
 #define CHORD_TESTS_INTEGRATION_CLUSTER_FIXTURE_H_
 
@@ -19,8 +24,10 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "node/core/status.h"
@@ -123,13 +130,31 @@ class NodeProcess {
 struct NodeOptions {
   std::optional<int> stabilize_ms;  // unset: the node's default
   std::optional<int> successors;
-  std::string log_level;  // empty: the node's default (or $CHORD_TEST_LOG_LEVEL)
+  std::string log_level;               // empty: the node's default (or $CHORD_TEST_LOG_LEVEL)
+  std::optional<int> replicas;         // --replicas R; unset: the node's default (3)
+  std::optional<int> anti_entropy_ms;  // --anti-entropy-ms; unset: the node's default
+  // Storage. Unset: `--memory`. Set: `--data-dir DIR`, where DIR is this value, or
+  // <cluster dir>/data-<port> when the value is empty (see Cluster::DataDir).
+  std::optional<std::string> data_dir;
+  std::vector<std::string> extra_args;  // appended to the command line as given
 };
 
 inline NodeOptions FastNodes() {
   NodeOptions o;
   o.stabilize_ms = 200;
   return o;
+}
+
+// `options` with --replicas `r`.
+inline NodeOptions WithReplicas(NodeOptions options, int r) {
+  options.replicas = r;
+  return options;
+}
+
+// `options` with a disk store in <cluster dir>/data-<port>.
+inline NodeOptions OnDisk(NodeOptions options) {
+  options.data_dir = std::string();
+  return options;
 }
 
 // A set of chord-node processes sharing one temporary directory.
@@ -146,9 +171,24 @@ class Cluster {
   NodeProcess* StartNode(const NodeOptions& options, const std::string& join_addr = "");
   // Starts `n` nodes, the first alone and each later one joining through the first.
   bool StartNodes(int n, const NodeOptions& options);
+  // Starts a node on `port` (e.g. a restart on the address of a node that was stopped), with
+  // the same readiness wait as StartNode. Retries on the same port a few times when the
+  // process exits early; a usage error (exit 2) fails at once. Every incarnation keeps its
+  // own log file. Null, with a gtest failure, on failure.
+  NodeProcess* StartNodeOnPort(int port, const NodeOptions& options,
+                               const std::string& join_addr = "");
+  // Restarts the node last started on `addr` (which must have stopped) on the same port with
+  // the same options, hence the same data directory. Null, with a gtest failure, on failure.
+  NodeProcess* Restart(const std::string& addr, const std::string& join_addr = "");
+  // The options the node on `port` was last started with; nullopt if none was.
+  std::optional<NodeOptions> OptionsOf(int port) const;
+  // The --data-dir of the node on `port` (from its options); empty when it runs --memory.
+  std::string DataDir(int port) const;
 
+  // Every node process started (earlier incarnations of a restarted node included).
   std::vector<NodeProcess*> nodes() const;
   std::vector<std::string> RunningAddrs() const;
+  // The latest incarnation on `addr`, or null.
   NodeProcess* FindByAddr(const std::string& addr) const;
   const std::string& dir() const { return dir_; }
   void KeepDir() { keep_dir_ = true; }
@@ -161,10 +201,17 @@ class Cluster {
   void PrintLogTails(std::ostream& out, int lines) const;
 
  private:
+  enum class LaunchResult { kReady, kExitedEarly, kFailed };
+  // One attempt at starting a node on `port` and waiting until it reports joined.
+  LaunchResult Launch(int port, const NodeOptions& options, const std::string& join_addr,
+                      NodeProcess** started);
+  std::string DataDirFor(int port, const NodeOptions& options) const;
+
   std::string dir_;
   bool keep_dir_ = false;
   int next_log_ = 0;
   std::vector<std::unique_ptr<NodeProcess>> nodes_;
+  std::map<int, NodeOptions> options_by_port_;
 };
 
 // --- ring checks ----------------------------------------------------------------------------
@@ -183,6 +230,42 @@ bool WaitForRing(const Cluster& cluster, const std::vector<std::string>& addrs,
 // key -> addresses of the nodes that hold a live (not deleted) record for it, from ListKeys
 // on every node in `addrs`. Adds a failure if a node cannot be listed.
 std::map<std::string, std::vector<std::string>> HoldersByKey(const std::vector<std::string>& addrs);
+// Every record (live and tombstones) on the nodes of `addrs`: key -> (addr, record) in the
+// order of `addrs`. Nullopt, with the reason in *why and no gtest failure, if a node cannot be
+// listed (for polling). `timeout` bounds each node's answer.
+using RecordsByKey = std::map<std::string, std::vector<std::pair<std::string, wire::Record>>>;
+std::optional<RecordsByKey> TryRecordsByKey(const std::vector<std::string>& addrs, bool with_values,
+                                            std::string* why,
+                                            milliseconds timeout = milliseconds(5000));
+// Like HoldersByKey, but nullopt with *why instead of a gtest failure.
+std::optional<std::map<std::string, std::vector<std::string>>> TryHoldersByKey(
+    const std::vector<std::string>& addrs, std::string* why);
+// key -> number of live copies on the nodes of `addrs`. Adds a failure if a node cannot be
+// listed.
+std::map<std::string, size_t> LiveCopiesByKey(const std::vector<std::string>& addrs);
+
+// --- replica placement, computed independently ----------------------------------------------
+
+// The members that should hold a key with `replicas` copies: its owner and the next
+// replicas - 1 members clockwise (wrapping), in that order; every member when the ring has
+// fewer than `replicas`.
+std::vector<Member> ReplicaHoldersOf(const std::string& key_id, const std::vector<Member>& ring,
+                                     int replicas);
+// The addresses of ReplicaHoldersOf(SHA-1(key), SortedRing(addrs), replicas), sorted.
+std::vector<std::string> ExpectedHolders(const std::string& key,
+                                         const std::vector<std::string>& addrs, int replicas);
+// Whether, according to ListKeys on every node of `addrs`, each key in `live` is held (live)
+// by exactly its expected holders among `addrs` and each key in `deleted` by no node. Keys
+// outside both sets are ignored. Explains a "no" in *why (counts and a few examples).
+bool PlacementMatches(const std::vector<std::string>& addrs, int replicas,
+                      const std::set<std::string>& live, const std::set<std::string>& deleted,
+                      std::string* why);
+// PlacementMatches polled until true or `timeout` (at most one ListKeys round per `every`).
+// On timeout adds a failure with the last reason.
+bool WaitForPlacement(const std::vector<std::string>& addrs, int replicas,
+                      const std::set<std::string>& live, const std::set<std::string>& deleted,
+                      milliseconds timeout, milliseconds every = milliseconds(250));
+
 // Number of live records a node holds; nullopt if it cannot be asked.
 std::optional<size_t> LiveRecordCount(const std::string& addr);
 // Sum of LiveRecordCount over `addrs`; nullopt if any node cannot be asked.
@@ -190,6 +273,11 @@ std::optional<size_t> TotalLiveRecords(const std::vector<std::string>& addrs);
 
 // Writes `keys` (key -> value) through the node at `addr`; adds a failure per rejected put.
 void PutAll(const std::string& addr, const std::map<std::string, std::string>& keys);
+// Like PutAll, and returns the keys whose put was acknowledged (OK), with their values.
+std::map<std::string, std::string> PutAllAcknowledged(
+    const std::string& addr, const std::map<std::string, std::string>& keys);
+// The keys of a map, as a set.
+std::set<std::string> KeySet(const std::map<std::string, std::string>& keys);
 // `count` keys "<prefix>-000", ... with distinct values (some binary).
 std::map<std::string, std::string> MakeKeys(const std::string& prefix, int count);
 // Whether a get answer means "no such key" (a NOT_FOUND code or a NotFound status).

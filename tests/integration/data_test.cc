@@ -1,6 +1,7 @@
 // Multi-process tests of get/put/delete on a 5-node ring: values written through one node
 // are read back through another, and every key is owned and stored by the successor of
-// SHA-1(key), computed here with OpenSSL independently of the code under test.
+// SHA-1(key), computed here with OpenSSL independently of the code under test. The nodes run
+// with --replicas 1 so that each key has exactly one copy (R = 3 is in replication_test.cc).
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -19,8 +20,12 @@ namespace {
 constexpr int kKeys = 300;
 constexpr int kMaxReported = 10;  // mismatches spelled out before summarising
 
+// These tests check single-copy placement (each key on its owner only), so they run with
+// --replicas 1, still a supported mode; replication_test.cc covers R = 3.
+NodeOptions SingleCopy() { return WithReplicas(FastNodes(), 1); }
+
 TEST_F(ClusterTest, KeysWrittenThroughOneNodeReadBackThroughAnother) {
-  ASSERT_TRUE(cluster().StartNodes(5, FastNodes()));
+  ASSERT_TRUE(cluster().StartNodes(5, SingleCopy()));
   const std::vector<std::string> addrs = cluster().RunningAddrs();
   ASSERT_TRUE(WaitForRing(cluster(), addrs));
 
@@ -88,7 +93,7 @@ TEST_F(ClusterTest, KeysWrittenThroughOneNodeReadBackThroughAnother) {
 }
 
 TEST_F(ClusterTest, LookupOwnerAndStorageMatchTheSuccessorOfSha1) {
-  ASSERT_TRUE(cluster().StartNodes(5, FastNodes()));
+  ASSERT_TRUE(cluster().StartNodes(5, SingleCopy()));
   const std::vector<std::string> addrs = cluster().RunningAddrs();
   ASSERT_TRUE(WaitForRing(cluster(), addrs));
   const std::vector<Member> ring = SortedRing(addrs);

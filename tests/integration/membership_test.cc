@@ -1,6 +1,7 @@
 // Multi-process tests of membership changes: a join moves exactly the keys of the new node's
 // range and no other; a graceful leave (SIGTERM) hands every key to the successor and loses
-// none. Expected placements are computed here from SHA-1 with OpenSSL.
+// none. Expected placements are computed here from SHA-1 with OpenSSL. The nodes run with
+// --replicas 1 so that each key has exactly one copy (R = 3 is in replication_test.cc).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -20,6 +21,10 @@ namespace {
 
 constexpr int kKeys = 300;
 constexpr int kMaxReported = 10;
+
+// These tests check single-copy placement (each key on its owner only), so they run with
+// --replicas 1, still a supported mode; replication_test.cc covers R = 3.
+NodeOptions SingleCopy() { return WithReplicas(FastNodes(), 1); }
 
 // key -> the one node holding it; adds a failure for keys held by zero or several nodes.
 std::map<std::string, std::string> SingleHolders(const std::map<std::string, std::string>& keys,
@@ -55,7 +60,7 @@ void ExpectAllReadable(const std::string& addr, const std::map<std::string, std:
 }
 
 TEST_F(ClusterTest, JoinMovesExactlyTheKeysOfTheNewRange) {
-  ASSERT_TRUE(cluster().StartNodes(4, FastNodes()));
+  ASSERT_TRUE(cluster().StartNodes(4, SingleCopy()));
   const std::vector<std::string> old_addrs = cluster().RunningAddrs();
   ASSERT_TRUE(WaitForRing(cluster(), old_addrs));
   const auto keys = MakeKeys("join", kKeys);
@@ -63,7 +68,7 @@ TEST_F(ClusterTest, JoinMovesExactlyTheKeysOfTheNewRange) {
   const auto before = SingleHolders(keys, old_addrs);
   ASSERT_EQ(before.size(), keys.size());
 
-  NodeProcess* joiner = cluster().StartNode(FastNodes(), old_addrs[1]);
+  NodeProcess* joiner = cluster().StartNode(SingleCopy(), old_addrs[1]);
   ASSERT_NE(joiner, nullptr);
   const std::vector<std::string> addrs = cluster().RunningAddrs();
   ASSERT_EQ(addrs.size(), 5u);
@@ -123,7 +128,7 @@ TEST_F(ClusterTest, JoinMovesExactlyTheKeysOfTheNewRange) {
 }
 
 TEST_F(ClusterTest, SigtermLeaveLosesNoKey) {
-  ASSERT_TRUE(cluster().StartNodes(5, FastNodes()));
+  ASSERT_TRUE(cluster().StartNodes(5, SingleCopy()));
   const std::vector<std::string> addrs = cluster().RunningAddrs();
   ASSERT_TRUE(WaitForRing(cluster(), addrs));
   const auto keys = MakeKeys("leave", kKeys);
