@@ -1552,6 +1552,17 @@ void ChordNode::HandleStatus(ReplyToken from, const wire::Envelope& req) {
   s->set_successor_list_length(static_cast<uint32_t>(config_.successors));
   s->set_ring_has_enough_members(static_cast<int>(successors_.size()) >= config_.successors);
   s->set_stabilize_rounds(counters_.stabilize_rounds);
+  auto* d = s->mutable_data();
+  d->set_keys_sent(counters_.keys_sent);
+  d->set_bytes_sent(counters_.bytes_sent);
+  d->set_keys_received(counters_.keys_received);
+  d->set_writes_coordinated(counters_.writes_replicated);
+  d->set_anti_entropy_rounds(counters_.anti_entropy_rounds);
+  d->set_anti_entropy_clean(counters_.anti_entropy_clean);
+  d->set_anti_entropy_bytes(counters_.anti_entropy_bytes);
+  d->set_keys_repaired(counters_.keys_repaired);
+  d->set_keys_dropped(counters_.keys_dropped);
+  d->set_tombstones_purged(counters_.tombstones_purged);
   Reply(from, req.request_id(), std::move(reply));
 }
 

@@ -73,6 +73,19 @@ nlohmann::json LookupJson(const std::string& key, const wire::LookupResponse& lo
                         {"timeouts", lookup.timeouts()}};
 }
 
+static nlohmann::json DataCountersJson(const wire::DataCounters& d) {
+  return nlohmann::json{{"keys_sent", d.keys_sent()},
+                        {"bytes_sent", d.bytes_sent()},
+                        {"keys_received", d.keys_received()},
+                        {"writes_coordinated", d.writes_coordinated()},
+                        {"anti_entropy_rounds", d.anti_entropy_rounds()},
+                        {"anti_entropy_clean", d.anti_entropy_clean()},
+                        {"anti_entropy_bytes", d.anti_entropy_bytes()},
+                        {"keys_repaired", d.keys_repaired()},
+                        {"keys_dropped", d.keys_dropped()},
+                        {"tombstones_purged", d.tombstones_purged()}};
+}
+
 nlohmann::json StatusJson(const wire::StatusResponse& status) {
   nlohmann::json successors = nlohmann::json::array();
   for (const auto& s : status.successors()) successors.push_back(NodeJson(s));
@@ -91,7 +104,8 @@ nlohmann::json StatusJson(const wire::StatusResponse& status) {
                         {"ring_has_enough_members", status.ring_has_enough_members()},
                         {"stabilize_rounds", status.stabilize_rounds()},
                         {"replicas", status.replicas()},
-                        {"tombstones", status.tombstones()}};
+                        {"tombstones", status.tombstones()},
+                        {"data", DataCountersJson(status.data())}};
 }
 
 nlohmann::json RingJson(const RingView& view) {
@@ -160,6 +174,15 @@ std::string StatusText(const wire::StatusResponse& status) {
   line("replicas", std::to_string(status.replicas()));
   line("ring_has_enough_members", status.ring_has_enough_members() ? "yes" : "no");
   line("stabilize_rounds", std::to_string(status.stabilize_rounds()));
+  const auto& d = status.data();
+  line("handed over", std::to_string(d.keys_sent()) + " keys, " + std::to_string(d.bytes_sent()) +
+                          " bytes (received " + std::to_string(d.keys_received()) + " keys)");
+  line("anti-entropy", std::to_string(d.anti_entropy_rounds()) + " rounds, " +
+                           std::to_string(d.anti_entropy_clean()) + " clean, " +
+                           std::to_string(d.anti_entropy_bytes()) + " bytes, " +
+                           std::to_string(d.keys_repaired()) + " keys repaired");
+  line("dropped", std::to_string(d.keys_dropped()) + " copies no longer held; " +
+                      std::to_string(d.tombstones_purged()) + " tombstones purged");
   return out.str();
 }
 
