@@ -25,6 +25,21 @@ std::string Describe(const NodeRef& n) { return n.id.ShortHex() + "@" + n.addr; 
 
 size_t RecordBytes(const wire::Record& r) { return r.key().size() + r.value().size() + 32; }
 
+// A callback to be called `n` times (n > 0) with one outcome each; after the last it calls
+// `done` with whether every outcome was true.
+std::function<void(bool)> AllOf(size_t n, std::function<void(bool all_ok)> done) {
+  struct State {
+    size_t pending;
+    bool ok;
+    std::function<void(bool)> done;
+  };
+  auto st = std::make_shared<State>(State{n, true, std::move(done)});
+  return [st](bool ok) {
+    st->ok = st->ok && ok;
+    if (--st->pending == 0) st->done(st->ok);
+  };
+}
+
 }  // namespace
 
 std::vector<NodeRef> ChordNode::ReplicaTargets() const {
@@ -192,24 +207,15 @@ void ChordNode::AntiEntropyRound() {
   }
   if (!start && !successors_.empty()) return;  // our range is unknown for now
   anti_entropy_running_ = true;
-  struct Round {
-    size_t pending = 0;
-    bool clean = true;
-  };
-  auto round = std::make_shared<Round>();
-  round->pending = targets.size();
   std::weak_ptr<bool> alive = alive_;
-  for (const NodeRef& t : targets) {
-    SyncWithReplica(t, from, to, [this, alive, round, from, to, targets](bool clean) {
-      if (alive.expired()) return;
-      round->clean = round->clean && clean;
-      if (--round->pending > 0) return;
-      anti_entropy_running_ = false;
-      // Every replica agrees with us: tombstones past their grace period can go everywhere.
-      if (round->clean) PurgeTombstones(from, to, targets);
-      if (!collecting_garbage_) CollectGarbage(config_.replicas - 1 + kExtraRangesPerRound);
-    });
-  }
+  auto each = AllOf(targets.size(), [this, alive, from, to, targets](bool clean) {
+    if (alive.expired()) return;
+    anti_entropy_running_ = false;
+    // Every replica agrees with us: tombstones past their grace period can go everywhere.
+    if (clean) PurgeTombstones(from, to, targets);
+    if (!collecting_garbage_) CollectGarbage(config_.replicas - 1 + kExtraRangesPerRound);
+  });
+  for (const NodeRef& t : targets) SyncWithReplica(t, from, to, each);
 }
 
 void ChordNode::SyncWithReplica(const NodeRef& target, const Id& from, const Id& to,
@@ -285,8 +291,8 @@ void ChordNode::SyncWithReplica(const NodeRef& target, const Id& from, const Id&
                   Log(LogLevel::kInfo, "anti-entropy: took " + std::to_string(taken) +
                                            " newer keys from " + Describe(target));
                 }
-                PushDifferences(target, from, to, buckets, std::move(differing),
-                                std::move(theirs), [done = std::move(done)](bool) {
+                PushDifferences(target, from, to, buckets, std::move(differing), std::move(theirs),
+                                [done = std::move(done)](bool) {
                                   done(false);  // something differed this round
                                 });
               });
@@ -369,14 +375,11 @@ void ChordNode::PurgeTombstones(const Id& from, const Id& to, std::vector<NodeRe
   }
   // The replicas first: if one misses the purge, the next digest comparison sends it the
   // tombstone again (never the deleted value), and the purge is retried.
-  struct Tally {
-    size_t pending = 0;
-    bool ok = true;
-  };
-  auto tally = std::make_shared<Tally>();
-  tally->pending = targets.size();
   auto recs = std::make_shared<std::vector<wire::Record>>(std::move(old));
   std::weak_ptr<bool> alive = alive_;
+  auto each = AllOf(targets.size(), [alive, recs, erase_here](bool all_ok) {
+    if (!alive.expired() && all_ok) erase_here(*recs);
+  });
   for (const NodeRef& t : targets) {
     wire::Envelope req;
     for (const auto& r : *recs) {
@@ -385,13 +388,9 @@ void ChordNode::PurgeTombstones(const Id& from, const Id& to, std::vector<NodeRe
       out->set_version(r.version());
       out->set_deleted(true);
     }
-    Call(t, std::move(req), config_.rpc_timeout_ms,
-         [alive, tally, recs, erase_here](const wire::Envelope* resp) {
-           if (alive.expired()) return;
-           tally->ok = tally->ok && resp != nullptr && resp->has_purge_resp() &&
-                       resp->purge_resp().code() == wire::OK;
-           if (--tally->pending == 0 && tally->ok) erase_here(*recs);
-         });
+    Call(t, std::move(req), config_.rpc_timeout_ms, [each](const wire::Envelope* resp) {
+      each(resp != nullptr && resp->has_purge_resp() && resp->purge_resp().code() == wire::OK);
+    });
   }
 }
 
@@ -428,41 +427,38 @@ void ChordNode::CollectGarbage(int ranges_left) {
     gc_cursor_ = cursor_after;
     CollectGarbage(ranges_left - 1);
   };
-  Lookup(key_id, /*verify_owner=*/false,
-         [this, alive, key_id, next](Result<LookupResult> r) {
+  Lookup(key_id, /*verify_owner=*/false, [this, alive, key_id, next](Result<LookupResult> r) {
+    if (alive.expired()) return;
+    if (!r.ok()) return next(std::nullopt);
+    const NodeRef owner = r->owner;
+    if (owner.process() == self_.process()) return next(owner.id);  // a sibling's range
+    wire::Envelope req;
+    req.mutable_replica_set();
+    Call(owner, std::move(req), config_.rpc_timeout_ms,
+         [this, alive, key_id, owner, next](const wire::Envelope* resp) {
            if (alive.expired()) return;
-           if (!r.ok()) return next(std::nullopt);
-           const NodeRef owner = r->owner;
-           if (owner.process() == self_.process()) return next(owner.id);  // a sibling's range
-           wire::Envelope req;
-           req.mutable_replica_set();
-           Call(owner, std::move(req), config_.rpc_timeout_ms,
-                [this, alive, key_id, owner, next](const wire::Envelope* resp) {
-                  if (alive.expired()) return;
-                  if (resp == nullptr || !resp->has_replica_set_resp()) return next(std::nullopt);
-                  const auto& rs = resp->replica_set_resp();
-                  auto pred = rs.has_predecessor() ? NodeRef::FromWire(rs.predecessor())
-                                                   : std::nullopt;
-                  if (!rs.joined() || !pred || !Id::InHalfOpen(key_id, pred->id, owner.id)) {
-                    return next(std::nullopt);  // its view is not settled; try next round
-                  }
-                  std::vector<NodeRef> holders{owner};
-                  for (const auto& info : rs.replicas()) {
-                    if (auto n = NodeRef::FromWire(info)) holders.push_back(std::move(*n));
-                  }
-                  const bool ours =
-                      std::any_of(holders.begin(), holders.end(), [this](const NodeRef& h) {
-                        return h.process() == self_.process();
-                      });
-                  if (ours || static_cast<int>(holders.size()) < config_.replicas) {
-                    // Still ours to hold (or the ring is too small to leave anyone out).
-                    return next(owner.id);
-                  }
-                  DropRange(pred->id, owner.id, holders, [next, owner](bool ok) {
-                    next(ok ? std::optional<Id>(owner.id) : std::nullopt);
-                  });
-                });
+           if (resp == nullptr || !resp->has_replica_set_resp()) return next(std::nullopt);
+           const auto& rs = resp->replica_set_resp();
+           auto pred = rs.has_predecessor() ? NodeRef::FromWire(rs.predecessor()) : std::nullopt;
+           if (!rs.joined() || !pred || !Id::InHalfOpen(key_id, pred->id, owner.id)) {
+             return next(std::nullopt);  // its view is not settled; try next round
+           }
+           std::vector<NodeRef> holders{owner};
+           for (const auto& info : rs.replicas()) {
+             if (auto n = NodeRef::FromWire(info)) holders.push_back(std::move(*n));
+           }
+           const bool ours = std::any_of(holders.begin(), holders.end(), [this](const NodeRef& h) {
+             return h.process() == self_.process();
+           });
+           if (ours || static_cast<int>(holders.size()) < config_.replicas) {
+             // Still ours to hold (or the ring is too small to leave anyone out).
+             return next(owner.id);
+           }
+           DropRange(pred->id, owner.id, holders, [next, owner](bool ok) {
+             next(ok ? std::optional<Id>(owner.id) : std::nullopt);
+           });
          });
+  });
 }
 
 void ChordNode::DropRange(const Id& from, const Id& to, std::vector<NodeRef> holders,
@@ -486,43 +482,32 @@ void ChordNode::DropRange(const Id& from, const Id& to, std::vector<NodeRef> hol
     done(s.ok());
     return;
   }
-  struct Tally {
-    size_t pending = 0;
-    bool ok = true;
-  };
-  auto tally = std::make_shared<Tally>();
-  tally->pending = holders.size();
   auto shared = std::make_shared<std::vector<wire::Record>>(std::move(recs));
   std::weak_ptr<bool> alive = alive_;
-  for (const NodeRef& h : holders) {
-    SendRecords(h, *shared,
-                [this, alive, tally, shared, holders, more, done](bool ok) {
-                  if (alive.expired()) return;
-                  tally->ok = tally->ok && ok;
-                  if (--tally->pending > 0) return;
-                  if (!tally->ok) {
-                    done(false);
-                    return;
-                  }
-                  uint64_t n = 0;
-                  for (const auto& r : *shared) {
-                    const Id id = Id::Sha1(r.key());
-                    wire::Record current;
-                    if (Owns(id) || !store_->Get(id, r.key(), &current).ok() ||
-                        current.version() != r.version()) {
-                      continue;  // ours again, or rewritten meanwhile: keep it
-                    }
-                    if (store_->Erase(id, r.key()).ok()) ++n;
-                  }
-                  counters_.keys_dropped += n;
-                  std::string names;
-                  for (const NodeRef& h : holders) names += (names.empty() ? "" : ", ") + h.addr;
-                  Log(LogLevel::kInfo, "dropped " + std::to_string(n) +
-                                           " keys no longer in this node's replica sets; held by " +
-                                           names);
-                  done(!more);
-                });
-  }
+  auto each = AllOf(holders.size(), [this, alive, shared, holders, more, done](bool all_ok) {
+    if (alive.expired()) return;
+    if (!all_ok) {
+      done(false);
+      return;
+    }
+    uint64_t n = 0;
+    for (const auto& r : *shared) {
+      const Id id = Id::Sha1(r.key());
+      wire::Record current;
+      if (Owns(id) || !store_->Get(id, r.key(), &current).ok() ||
+          current.version() != r.version()) {
+        continue;  // ours again, or rewritten meanwhile: keep it
+      }
+      if (store_->Erase(id, r.key()).ok()) ++n;
+    }
+    counters_.keys_dropped += n;
+    std::string names;
+    for (const NodeRef& h : holders) names += (names.empty() ? "" : ", ") + h.addr;
+    Log(LogLevel::kInfo, "dropped " + std::to_string(n) +
+                             " keys no longer in this node's replica sets; held by " + names);
+    done(!more);
+  });
+  for (const NodeRef& h : holders) SendRecords(h, *shared, each);
 }
 
 // ---------------------------------------------------------------------------------------
