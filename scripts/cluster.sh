@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs a local chord ring of chord-node processes on 127.0.0.1, one per port.
 #
-#   cluster.sh start N [--base-port P]   start N nodes on P..P+N-1 (default P = 4000); the
-#                                        first creates the ring, the others join it
+#   cluster.sh start N [--base-port P] [--vnodes V]
+#                                        start N nodes on P..P+N-1 (default P = 4000), each
+#                                        with V ring positions (default 1); the first creates
+#                                        the ring, the others join it
 #   cluster.sh add                       start one more node on the next free port; it joins
 #   cluster.sh kill PORT                 crash a node (SIGKILL)
 #   cluster.sh restart PORT              start a stopped or crashed node again on its port and
@@ -123,6 +125,7 @@ launch() {
   if [[ -n "$join" ]]; then args+=(--join "$HOST:$join"); fi
   # shellcheck disable=SC2206  # NODE_ARGS is a word list on purpose
   args+=($NODE_ARGS)
+  if [[ -f "$RUN_DIR/vnodes" ]]; then args+=(--vnodes "$(cat "$RUN_DIR/vnodes")"); fi
   if [[ " $NODE_ARGS " != *" --memory "* && " $NODE_ARGS " != *" --data-dir"* ]]; then
     args+=(--data-dir "$dir/data")
   fi
@@ -133,9 +136,18 @@ launch() {
 }
 
 cmd_start() {
-  local n="" base=4000
+  local n="" base=4000 vnodes=1
   while [[ $# -gt 0 ]]; do
     case "$1" in
+      --vnodes)
+        [[ $# -ge 2 ]] || die "--vnodes needs a value"
+        vnodes="$2"
+        shift 2
+        ;;
+      --vnodes=*)
+        vnodes="${1#*=}"
+        shift
+        ;;
       --base-port)
         [[ $# -ge 2 ]] || die "--base-port needs a value"
         base="$2"
@@ -146,14 +158,14 @@ cmd_start() {
         shift
         ;;
       *)
-        [[ -z "$n" ]] || die "unexpected argument \"$1\"; usage: cluster.sh start N [--base-port P]"
+        [[ -z "$n" ]] || die "unexpected argument \"$1\"; usage: cluster.sh start N [--base-port P] [--vnodes V]"
         n="$1"
         shift
         ;;
     esac
   done
   if ! [[ "$n" =~ ^[1-9][0-9]{0,3}$ ]] || ((n > MAX_NODES)); then
-    die "start needs a node count from 1 to $MAX_NODES; usage: cluster.sh start N [--base-port P]"
+    die "start needs a node count from 1 to $MAX_NODES; usage: cluster.sh start N [--base-port P] [--vnodes V]"
   fi
   check_port "$base"
   check_port $((base + n - 1))
@@ -161,8 +173,12 @@ cmd_start() {
   if [[ -n "$(alive_ports)" ]]; then
     die "nodes are already running in $RUN_DIR; run cluster.sh stop first (or set CHORD_RUN_DIR)"
   fi
-  rm -rf "$RUN_DIR/nodes"
+  if ! [[ "$vnodes" =~ ^[1-9][0-9]?$ ]] || ((vnodes > 64)); then
+    die "--vnodes must be a number from 1 to 64"
+  fi
+  rm -rf "$RUN_DIR/nodes" "$RUN_DIR/vnodes"
   mkdir -p "$RUN_DIR/nodes"
+  if ((vnodes > 1)); then echo "$vnodes" >"$RUN_DIR/vnodes"; fi
   local i
   launch "$base"
   for ((i = 1; i < n; i++)); do
