@@ -78,6 +78,10 @@ void ChordNode::Call(const NodeRef& to, wire::Envelope request, uint64_t timeout
   std::weak_ptr<bool> alive = alive_;
   PendingCall call;
   call.on_done = std::move(on_done);
+  const auto* body = wire::Envelope::descriptor()->FindFieldByNumber(request.body_case());
+  call.metrics = &metrics_.Rpc(body != nullptr ? std::string_view(body->name()) : "none");
+  ++call.metrics->requests;
+  call.sent_ms = env_->NowMs();
   call.timer = env_->Schedule(timeout_ms, [this, alive, id] {
     if (alive.expired()) return;
     auto it = pending_.find(id);
@@ -116,6 +120,13 @@ void ChordNode::FinishCall(uint64_t request_id, const wire::Envelope* response) 
   PendingCall call = std::move(it->second);
   pending_.erase(it);
   env_->Cancel(call.timer);
+  if (call.metrics != nullptr && response == nullptr) {
+    ++call.metrics->timeouts;
+  } else if (call.metrics != nullptr) {
+    const uint64_t now_ms = env_->NowMs();
+    const uint64_t elapsed_ms = now_ms > call.sent_ms ? now_ms - call.sent_ms : 0;
+    call.metrics->latency_seconds.Observe(static_cast<double>(elapsed_ms) / 1000.0);
+  }
   call.on_done(response);
 }
 
@@ -873,6 +884,7 @@ void ChordNode::Lookup(const Id& target, bool verify_owner, LookupCallback done)
     if (verify_owner) {
       LookupVerify(st, std::move(owners), 0, /*retried=*/false);
     } else {
+      metrics_.lookup_hops.Observe(0);
       LookupResult r;
       r.owner = owners.front();
       r.successors.assign(owners.begin() + 1, owners.end());
@@ -951,6 +963,8 @@ void ChordNode::LookupStep(std::shared_ptr<LookupState> st) {
              return;
            }
            counters_.lookup_hops += st->hops;
+           // Like counters_.lookups, the histogram leaves out this node's own join lookup.
+           if (state_ != State::kJoining) metrics_.lookup_hops.Observe(st->hops);
            LookupResult out;
            out.owner = nodes.front();
            out.successors.assign(nodes.begin() + 1, nodes.end());
@@ -974,6 +988,7 @@ void ChordNode::LookupVerify(std::shared_ptr<LookupState> st, std::vector<NodeRe
   const NodeRef candidate = owners[index];
   auto finish = [this, st, owners, index]() {
     counters_.lookup_hops += st->hops;
+    metrics_.lookup_hops.Observe(st->hops);
     LookupResult out;
     out.owner = owners[index];
     out.successors.assign(owners.begin() + index + 1, owners.end());
@@ -1042,26 +1057,45 @@ void ChordNode::PushMisplacedKeys(bool announce) {
   const NodeRef to = *predecessor_;
   // A new predecessor always gets a hand-over, even an empty one: it waits for the final
   // batch before serving its range.
-  if (!announce && store_->CountInRange(self_.id, to.id) == 0) return;
+  Id from_id, to_id;
+  if (!announce && (!HandOverRange(to, /*for_leave=*/false, &from_id, &to_id) ||
+                    store_->CountInRange(from_id, to_id) == 0)) {
+    return;
+  }
   SendTransferBatch(to, /*for_leave=*/false, [](bool) {});
 }
 
+bool ChordNode::HandOverRange(const NodeRef& to, bool for_leave, Id* from_id, Id* to_id) const {
+  // The records this vnode accounts for: (attributed start, self], the whole store with one
+  // vnode per process. A leave hands all of them on; a join those clockwise up to the new
+  // predecessor, (start, to] (with one vnode: everything outside (to, self]).
+  const Id start = AttributedRangeStart();
+  *from_id = start;
+  *to_id = for_leave ? self_.id : to.id;
+  if (for_leave) return true;
+  // Another vnode of this process shares the store: there is nothing to copy.
+  if (to.process() == self_.process()) return false;
+  return start == self_.id || Id::InOpen(to.id, start, self_.id);
+}
+
 void ChordNode::SendTransferBatch(const NodeRef& to, bool for_leave,
-                                  std::function<void(bool ok)> done) {
-  // One batch of at most transfer_batch_bytes; on success the batch is deleted here and the
-  // next one follows, until nothing is left. Leave moves everything this vnode accounts for
-  // (with one vnode per process: the whole store); otherwise (self, to].
+                                  std::function<void(bool ok)> done,
+                                  std::optional<Id> resume_after) {
+  // One batch of at most transfer_batch_bytes; once acknowledged, the next batch continues
+  // after the last id sent, until nothing is left; the last batch is marked `last`.
   transferring_ = true;
-  // (self, self] is the whole ring; (self, to] is everything outside (to, self].
-  const Id from_id = for_leave ? AttributedRangeStart() : self_.id;
-  const Id to_id = for_leave ? self_.id : to.id;
+  Id from_id, to_id;
+  const bool any = HandOverRange(to, for_leave, &from_id, &to_id);
+  if (resume_after) from_id = *resume_after;
+  // (a, a] would be the whole ring: a resumed scan that reached the end has nothing left.
+  const bool scan = any && !(resume_after && *resume_after == to_id);
   wire::Envelope req;
   auto* t = req.mutable_transfer();
   self_.ToWire(t->mutable_from());
   size_t bytes = 0;
   bool more = false;
   std::vector<SentRecord> sent;
-  Status s = store_->Scan(from_id, to_id, [&](const Id& id, const wire::Record& rec) {
+  Status s = !scan ? Status::Ok() : store_->Scan(from_id, to_id, [&](const Id& id, const wire::Record& rec) {
     const size_t size = rec.key().size() + rec.value().size() + 32;
     if (!sent.empty() && bytes + size > config_.transfer_batch_bytes) {
       more = true;
@@ -1105,6 +1139,7 @@ void ChordNode::SendTransferBatch(const NodeRef& to, bool for_leave,
            // With replicas, a join's hand-over is a copy: this node stays in the new node's
            // replica set, and the clean-up pass drops what it no longer needs.
            if (!for_leave && config_.replicas > 1) break;
+           if (to.process() == self_.process()) break;  // one shared store
            // Keep a key that has become ours again meanwhile (the receiver left and handed
            // it back) or that was rewritten since it was sent.
            if (!for_leave && Owns(r.id)) continue;
@@ -1125,7 +1160,7 @@ void ChordNode::SendTransferBatch(const NodeRef& to, bool for_leave,
              done(false);  // the predecessor changed meanwhile; the next rectify resumes
              return;
            }
-           SendTransferBatch(to, for_leave, std::move(done));
+           SendTransferBatch(to, for_leave, std::move(done), sent.back().id);
            return;
          }
          done(true);
@@ -1209,6 +1244,7 @@ void ChordNode::SendDataOp(std::shared_ptr<DataOp> op, const NodeRef& owner) {
       if (auto hint = NodeRef::FromWire(d.hint())) {
         ++op->hints_followed;
         op->hint = *hint;
+        op->owner_successors.clear();  // they were the previous candidate's
         std::weak_ptr<bool> alive = alive_;
         env_->Schedule(0, [this, alive, op] {
           if (!alive.expired()) RunDataOp(op);
@@ -1311,8 +1347,9 @@ void ChordNode::ApplyDirect(const wire::Envelope& request, DataDone done) {
   }
   const Id key_id = Id::Sha1(key);
   if (request.has_get() && request.get().from_replica()) {
-    // A read of our copy, by a node whose owner did not answer.
-    if (state_ != State::kJoined && state_ != State::kLeaving) {
+    // A read of our copy, by a node whose owner did not answer. A node still waiting for its
+    // hand-over may lack keys: it must not answer "not found".
+    if ((state_ != State::kJoined && state_ != State::kLeaving) || awaiting_transfer_) {
       resp.set_code(wire::UNAVAILABLE);
       resp.set_error(self_.addr + " has not joined the ring yet");
       return done(std::move(resp));
@@ -1377,10 +1414,8 @@ void ChordNode::ApplyDirect(const wire::Envelope& request, DataDone done) {
   w->record.set_key(key);
   if (request.has_put()) {
     w->record.set_value(request.put().value());
-    ObserveVersion(request.put().version());
   } else {
     w->record.set_deleted(true);
-    ObserveVersion(request.del().version());
   }
   w->done = std::move(done);
   CoordinateWrite(std::move(w));

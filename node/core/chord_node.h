@@ -19,6 +19,7 @@
 
 #include "node/core/environment.h"
 #include "node/core/node_config.h"
+#include "node/core/node_metrics.h"
 #include "node/core/node_ref.h"
 #include "node/core/status.h"
 #include "node/storage/store.h"
@@ -107,6 +108,7 @@ class ChordNode {
   const NodeRef& successor() const { return successors_.empty() ? self_ : successors_.front(); }
   const std::optional<NodeRef>& finger(int i) const { return fingers_[i]; }
   const NodeCounters& counters() const { return counters_; }
+  const NodeMetrics& metrics() const { return metrics_; }
   const NodeConfig& config() const { return config_; }
   // True when this node is responsible for `key_id`: it lies in (predecessor, self].
   bool Owns(const Id& key_id) const;
@@ -125,6 +127,8 @@ class ChordNode {
   struct PendingCall {
     ResponseFn on_done;
     TimerId timer = 0;
+    RpcTypeMetrics* metrics = nullptr;  // entry of metrics_.rpc for the request's type
+    uint64_t sent_ms = 0;
   };
   struct LookupState;
   struct DataOp;
@@ -188,7 +192,10 @@ class ChordNode {
 
   // --- key transfer
   void PushMisplacedKeys(bool announce);
-  void SendTransferBatch(const NodeRef& to, bool for_leave, std::function<void(bool ok)> done);
+  // The records a hand-over to `to` covers, (from, to]; false when there are none to send.
+  bool HandOverRange(const NodeRef& to, bool for_leave, Id* from_id, Id* to_id) const;
+  void SendTransferBatch(const NodeRef& to, bool for_leave, std::function<void(bool ok)> done,
+                         std::optional<Id> resume_after = std::nullopt);
   void LeaveHandOff(std::function<void()> done, int attempts_left);
   void LeaveNotify(std::function<void()> done);
 
@@ -212,7 +219,12 @@ class ChordNode {
   void ReadRepair(const wire::Record& rec);
   void AntiEntropyRound();
   void SyncWithReplica(const NodeRef& target, const Id& from, const Id& to,
+                       std::shared_ptr<const std::vector<uint64_t>> digests,
                        std::function<void(bool clean)> done);
+  void PullDifferences(const NodeRef& target, const Id& from, const Id& to, uint32_t buckets,
+                       std::vector<uint32_t> differing, std::optional<Id> after,
+                       std::shared_ptr<std::vector<wire::Record>> theirs, int pages_left,
+                       std::function<void(bool ok)> done);
   void PushDifferences(const NodeRef& target, const Id& from, const Id& to, uint32_t buckets,
                        std::vector<uint32_t> differing, std::vector<wire::Record> theirs,
                        std::function<void(bool ok)> done);
@@ -276,6 +288,7 @@ class ChordNode {
   uint64_t next_request_id_ = 1;
   std::unordered_map<uint64_t, PendingCall> pending_;
   NodeCounters counters_;
+  NodeMetrics metrics_;
   // Guards callbacks scheduled on the environment against running after destruction.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

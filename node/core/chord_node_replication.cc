@@ -20,6 +20,8 @@ namespace {
 constexpr int kExtraRangesPerRound = 2;
 // Upper bound on the digest arcs a peer may ask us to compute.
 constexpr uint32_t kMaxBuckets = 4096;
+// Pages of differing records one anti-entropy comparison pulls from a replica at most.
+constexpr int kMaxPullPages = 64;
 
 std::string Describe(const NodeRef& n) { return n.id.ShortHex() + "@" + n.addr; }
 
@@ -67,66 +69,88 @@ uint64_t ChordNode::NextVersion() {
 
 void ChordNode::CoordinateWrite(std::shared_ptr<WriteOp> w) {
   ++w->attempts;
+  auto fail = [w](wire::Code code, const std::string& why) {
+    wire::DataResponse resp;
+    resp.set_code(code);
+    resp.set_error(why);
+    w->done(std::move(resp));
+  };
+  if (w->attempts > 1 && (state_ != State::kJoined || awaiting_transfer_ || !Owns(w->key_id))) {
+    // The ring moved while the first attempt was out: the coordinator must find the owner.
+    return fail(wire::NOT_OWNER, self_.addr + " is no longer the key's owner");
+  }
   wire::Record old;
   if (store_->Get(w->key_id, w->record.key(), &old).ok()) ObserveVersion(old.version());
   w->record.set_version(NextVersion());
   w->record.set_writer(self_.id.ToBytes());
-  auto fail = [w](const std::string& why) {
-    wire::DataResponse resp;
-    resp.set_code(wire::UNAVAILABLE);
-    resp.set_error(why);
-    w->done(std::move(resp));
-  };
   if (Status s = store_->Put(w->key_id, w->record); !s.ok()) {
-    return fail("the owner could not store the key: " + s.message());
+    return fail(wire::UNAVAILABLE, "the owner could not store the key: " + s.message());
   }
   ++counters_.writes_replicated;
+  struct Tally {
+    size_t pending = 0;
+    uint64_t newer = 0;
+    std::string failed;
+    std::vector<std::string> asked;  // processes asked so far (this one included)
+  };
+  auto tally = std::make_shared<Tally>();
+  tally->asked.push_back(self_.process());
   const std::vector<NodeRef> targets = ReplicaTargets();
-  auto ack = [this, w] {
+  for (const NodeRef& t : targets) tally->asked.push_back(t.process());
+  auto finish = [this, w, tally, fail] {
+    if (tally->newer >= w->record.version()) {
+      // A replica holds a newer version (written by an earlier owner): write again above
+      // it, so that this acknowledged write is the newest everywhere.
+      ObserveVersion(tally->newer);
+      if (w->attempts < config_.write_attempts) return CoordinateWrite(w);
+      return fail(wire::UNAVAILABLE, "the key's replicas kept holding newer versions; retry");
+    }
+    if (!tally->failed.empty()) return fail(wire::UNAVAILABLE, tally->failed);
     wire::DataResponse resp;
     resp.set_code(wire::OK);
     resp.set_version(w->record.version());
     self_.ToWire(resp.mutable_owner());
     w->done(std::move(resp));
   };
-  if (targets.empty()) return ack();
-  struct Tally {
-    size_t pending = 0;
-    uint64_t newer = 0;
-    std::string failed;
-  };
-  auto tally = std::make_shared<Tally>();
+  if (targets.empty()) return finish();
   tally->pending = targets.size();
+  // Sends the write to `t`; a member that is leaving is replaced by the next distinct process
+  // of the successor list, which is about to take its place in the replica set.
+  auto send = std::make_shared<std::function<void(const NodeRef&)>>();
   std::weak_ptr<bool> alive = alive_;
-  for (const NodeRef& t : targets) {
+  *send = [this, alive, w, tally, finish, weak_send = std::weak_ptr(send)](const NodeRef& t) {
     wire::Envelope req;
     auto* r = req.mutable_replicate();
     self_.ToWire(r->mutable_from());
     *r->add_records() = w->record;
+    // The pending call holds the fan-out strongly, the fan-out itself only weakly: no cycle.
     Call(t, std::move(req), config_.rpc_timeout_ms,
-         [this, alive, w, t, tally, ack, fail](const wire::Envelope* resp) {
+         [this, alive, t, tally, finish, again = weak_send.lock()](const wire::Envelope* resp) {
            if (alive.expired()) return;
            if (resp != nullptr && resp->has_replicate_resp()) {
              const auto& r = resp->replicate_resp();
              if (r.code() == wire::OK) {
                tally->newer = std::max(tally->newer, r.newer_version());
-             } else if (r.code() != wire::SHUTTING_DOWN) {
+             } else if (r.code() == wire::SHUTTING_DOWN) {
+               for (const NodeRef& n : successors_) {
+                 if (!again) break;
+                 if (std::find(tally->asked.begin(), tally->asked.end(), n.process()) !=
+                     tally->asked.end()) {
+                   continue;
+                 }
+                 tally->asked.push_back(n.process());
+                 (*again)(n);  // its answer settles this member's place; pending unchanged
+                 return;
+               }
+             } else {
                tally->failed = "the replica " + t.addr + " could not store the key";
              }
            }
            // No answer: the replica is presumed dead; the write needs the live ones only.
-           if (--tally->pending > 0) return;
-           if (tally->newer >= w->record.version()) {
-             // A replica holds a newer version (written by an earlier owner): write again
-             // above it, so that this acknowledged write is the newest everywhere.
-             ObserveVersion(tally->newer);
-             if (w->attempts < config_.write_attempts) return CoordinateWrite(w);
-             return fail("the key's replicas kept holding newer versions; retry");
-           }
-           if (!tally->failed.empty()) return fail(tally->failed);
-           ack();
+           if (--tally->pending == 0) finish();
          });
-  }
+  };
+  for (const NodeRef& t : targets) (*send)(t);
 }
 
 void ChordNode::ReadFromReplicas(std::shared_ptr<DataOp> op, std::vector<NodeRef> holders) {
@@ -206,6 +230,13 @@ void ChordNode::AntiEntropyRound() {
     return;
   }
   if (!start && !successors_.empty()) return;  // our range is unknown for now
+  const uint32_t buckets = std::clamp<uint32_t>(config_.digest_buckets, 1, kMaxBuckets);
+  auto digests = ComputeRangeDigests(store_, from, to, buckets);
+  if (!digests.ok()) {
+    Log(LogLevel::kError, "anti-entropy cannot read the store: " + digests.status().message());
+    return;
+  }
+  auto shared = std::make_shared<const std::vector<uint64_t>>(std::move(*digests));
   anti_entropy_running_ = true;
   std::weak_ptr<bool> alive = alive_;
   auto each = AllOf(targets.size(), [this, alive, from, to, targets](bool clean) {
@@ -215,18 +246,13 @@ void ChordNode::AntiEntropyRound() {
     if (clean) PurgeTombstones(from, to, targets);
     if (!collecting_garbage_) CollectGarbage(config_.replicas - 1 + kExtraRangesPerRound);
   });
-  for (const NodeRef& t : targets) SyncWithReplica(t, from, to, each);
+  for (const NodeRef& t : targets) SyncWithReplica(t, from, to, shared, each);
 }
 
 void ChordNode::SyncWithReplica(const NodeRef& target, const Id& from, const Id& to,
+                                std::shared_ptr<const std::vector<uint64_t>> digests,
                                 std::function<void(bool clean)> done) {
-  const uint32_t buckets = std::clamp<uint32_t>(config_.digest_buckets, 1, kMaxBuckets);
-  auto digests = ComputeRangeDigests(store_, from, to, buckets);
-  if (!digests.ok()) {
-    Log(LogLevel::kError, "anti-entropy cannot read the store: " + digests.status().message());
-    done(false);
-    return;
-  }
+  const auto buckets = static_cast<uint32_t>(digests->size());
   wire::Envelope req;
   auto* d = req.mutable_sync_digest();
   self_.ToWire(d->mutable_from());
@@ -255,47 +281,66 @@ void ChordNode::SyncWithReplica(const NodeRef& target, const Id& from, const Id&
            return;
          }
          // Fetch the replica's records of those arcs, take what is newer, send what it lacks.
-         wire::Envelope pull;
-         auto* p = pull.mutable_sync_pull();
-         p->set_from_id(from.ToBytes());
-         p->set_to_id(to.ToBytes());
-         p->set_buckets(buckets);
-         for (uint32_t b : differing) p->add_wanted(b);
-         p->set_max_bytes(config_.transfer_batch_bytes);
-         counters_.anti_entropy_bytes += pull.ByteSizeLong();
-         Call(target, std::move(pull), config_.transfer_timeout_ms,
-              [this, alive, target, from, to, buckets, differing = std::move(differing),
-               done = std::move(done)](const wire::Envelope* resp) mutable {
-                if (alive.expired()) return;
-                if (resp == nullptr || !resp->has_sync_pull_resp() ||
-                    resp->sync_pull_resp().code() != wire::OK) {
-                  done(false);
-                  return;
-                }
-                counters_.anti_entropy_bytes += resp->ByteSizeLong();
-                std::vector<wire::Record> theirs;
-                uint64_t taken = 0;
-                for (const auto& rec : resp->sync_pull_resp().records()) {
-                  if (rec.key().empty() || rec.key().size() > config_.max_key_bytes) continue;
-                  bool stored = false;
-                  const Id id = Id::Sha1(rec.key());
-                  // Take only what falls in our range: the rest is not ours to hold.
-                  if (Id::InHalfOpen(id, from, to)) {
-                    if (!StoreIfNewer(id, rec, &stored).ok()) continue;
-                  }
-                  if (stored) ++taken;
-                  theirs.push_back(rec);
-                }
-                counters_.keys_repaired += taken;
-                if (taken > 0) {
-                  Log(LogLevel::kInfo, "anti-entropy: took " + std::to_string(taken) +
-                                           " newer keys from " + Describe(target));
-                }
-                PushDifferences(target, from, to, buckets, std::move(differing), std::move(theirs),
-                                [done = std::move(done)](bool) {
-                                  done(false);  // something differed this round
-                                });
-              });
+         auto theirs = std::make_shared<std::vector<wire::Record>>();
+         PullDifferences(target, from, to, buckets, std::move(differing), std::nullopt, theirs,
+                         kMaxPullPages, [done = std::move(done)](bool) {
+                           done(false);  // something differed this round
+                         });
+       });
+}
+
+void ChordNode::PullDifferences(const NodeRef& target, const Id& from, const Id& to,
+                                uint32_t buckets, std::vector<uint32_t> differing,
+                                std::optional<Id> after,
+                                std::shared_ptr<std::vector<wire::Record>> theirs,
+                                int pages_left, std::function<void(bool ok)> done) {
+  wire::Envelope pull;
+  auto* p = pull.mutable_sync_pull();
+  p->set_from_id(from.ToBytes());
+  p->set_to_id(to.ToBytes());
+  p->set_buckets(buckets);
+  for (uint32_t b : differing) p->add_wanted(b);
+  p->set_max_bytes(config_.transfer_batch_bytes);
+  if (after) p->set_after_id(after->ToBytes());
+  counters_.anti_entropy_bytes += pull.ByteSizeLong();
+  std::weak_ptr<bool> alive = alive_;
+  Call(target, std::move(pull), config_.transfer_timeout_ms,
+       [this, alive, target, from, to, buckets, differing = std::move(differing), theirs,
+        pages_left, done = std::move(done)](const wire::Envelope* resp) mutable {
+         if (alive.expired()) return;
+         if (resp == nullptr || !resp->has_sync_pull_resp() ||
+             resp->sync_pull_resp().code() != wire::OK) {
+           done(false);
+           return;
+         }
+         counters_.anti_entropy_bytes += resp->ByteSizeLong();
+         uint64_t taken = 0;
+         std::optional<Id> last;
+         for (const auto& rec : resp->sync_pull_resp().records()) {
+           if (rec.key().empty() || rec.key().size() > config_.max_key_bytes) continue;
+           const Id id = Id::Sha1(rec.key());
+           last = id;
+           // Take only what falls in our range: the rest is not ours to hold.
+           if (!Id::InHalfOpen(id, from, to)) continue;
+           bool stored = false;
+           if (!StoreIfNewer(id, rec, &stored).ok()) continue;
+           if (stored) ++taken;
+           wire::Record meta = rec;
+           meta.clear_value();  // only the version matters from here on
+           theirs->push_back(std::move(meta));
+         }
+         counters_.keys_repaired += taken;
+         if (taken > 0) {
+           Log(LogLevel::kInfo, "anti-entropy: took " + std::to_string(taken) +
+                                    " newer keys from " + Describe(target));
+         }
+         if (resp->sync_pull_resp().more() && last && pages_left > 1) {
+           PullDifferences(target, from, to, buckets, std::move(differing), last, theirs,
+                           pages_left - 1, std::move(done));
+           return;
+         }
+         PushDifferences(target, from, to, buckets, std::move(differing), std::move(*theirs),
+                         std::move(done));
        });
 }
 
@@ -597,7 +642,17 @@ void ChordNode::HandleSyncPull(ReplyToken from, const wire::Envelope& req) {
       std::min<size_t>(p.max_bytes() == 0 ? config_.transfer_batch_bytes : p.max_bytes(),
                        config_.transfer_batch_bytes);
   size_t bytes = 0;
-  Status s = store_->Scan(*lo, *hi, [&](const Id& id, const wire::Record& rec) {
+  // Resume after `after_id` when it lies inside the range; (a, a] would be the whole ring.
+  Id scan_from = *lo;
+  if (auto after = Id::FromBytes(p.after_id()); after && Id::InHalfOpen(*after, *lo, *hi)) {
+    if (*after == *hi) {
+      r->set_code(wire::OK);
+      Reply(from, req.request_id(), std::move(reply));
+      return;
+    }
+    scan_from = *after;
+  }
+  Status s = store_->Scan(scan_from, *hi, [&](const Id& id, const wire::Record& rec) {
     if (!wanted[DigestBucket(*lo, *hi, buckets, id)]) return true;
     if (r->records_size() > 0 && bytes + RecordBytes(rec) > max_bytes) {
       r->set_more(true);

@@ -3,6 +3,7 @@
 #ifndef CHORD_NODE_CORE_DATA_OP_H_
 #define CHORD_NODE_CORE_DATA_OP_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>

@@ -342,6 +342,30 @@ TEST(ReplicationTest, AJoinCopiesTheNewNodesRangesAndOthersDropWhatTheyNoLongerH
   }
 }
 
+TEST(ReplicationTest, AJoinHandOverOfManyBatchesCompletes) {
+  // Hand-overs larger than one batch continue after the last key sent (copies are kept, so
+  // erasing cannot be what moves them forward).
+  SimNetwork net(Net(9));
+  NodeConfig c = ReplicatedConfig();
+  c.transfer_batch_bytes = 2000;
+  std::vector<std::string> addrs;
+  for (int i = 1; i <= 5; ++i) {
+    addrs.push_back(Addr(i));
+    net.AddNode(Addr(i), c, i == 1 ? "" : Addr(1));
+    net.RunFor(300);
+  }
+  net.RunFor(5000);
+  const auto keys = PutKeys(net, Addr(1), 300);
+  ChordNode* joiner = net.AddNode(Addr(9), c, Addr(2));
+  std::string why;
+  EXPECT_TRUE(net.RunUntil([&] { return PlacedExactly(net, keys, &why); }, 60000)) << why;
+  EXPECT_LT(joiner->counters().keys_received, 3u * keys.size());  // no batch sent over and over
+  for (const auto& k : keys) {
+    auto r = Get(net, Addr(9), k);
+    ASSERT_TRUE(r && r->code() == wire::OK) << k;
+  }
+}
+
 TEST(ReplicationTest, GracefulLeaveKeepsThreeCopies) {
   SimNetwork net(Net(8));
   auto addrs = StartRing(net, 6);
