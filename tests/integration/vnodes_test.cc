@@ -21,6 +21,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "protocol/frame.h"
@@ -63,7 +64,8 @@ class VnodeTest : public ClusterTest {
   // (plus --join when given) on a free port and waits (bounded) until every vnode reports
   // joined. Retries on a fresh port when the process exits early. Null, with a failure, when
   // it does not come up.
-  NodeProcess* StartProcess(int vnodes, const std::string& join = "") {
+  NodeProcess* StartProcess(int vnodes, const std::string& join = "",
+                            const std::vector<std::string>& extra = {}) {
     for (int attempt = 0; attempt < 3; ++attempt) {
       const int port = PickFreePort();
       const std::string log =
@@ -76,6 +78,7 @@ class VnodeTest : public ClusterTest {
         args.push_back("--join");
         args.push_back(join);
       }
+      args.insert(args.end(), extra.begin(), extra.end());
       if (!process->Start(args)) return nullptr;
       NodeProcess* raw = process.get();
       processes_.push_back(std::move(process));
@@ -338,6 +341,20 @@ TEST_F(VnodeTest, ProcessOfFourVnodesLeavesGracefullyWithoutLosingKeys) {
 }
 
 // Connects to 127.0.0.1:port; -1 on failure.
+TEST_F(VnodeTest, SingleCopyVnodesKeepEveryKeyWhileSiblingsStabilize) {
+  // Sibling vnodes share one store: a hand-over between them must neither copy nor erase.
+  const std::vector<std::string> single = {"--replicas", "1"};
+  NodeProcess* first = StartProcess(2, "", single);
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(StartProcess(2, first->addr(), single), nullptr);
+  const std::vector<NodeProcess*> processes = Processes();
+  ASSERT_TRUE(WaitForVnodeRing(first->addr(), ExpectedRing(processes, 2)));
+  const auto keys = MakeKeys("single", 100);
+  PutThroughAll({first->addr()}, keys);
+  std::this_thread::sleep_for(milliseconds(3000));  // many stabilize rounds (200 ms)
+  EXPECT_EQ(CountWrongReads({first->addr(), processes[1]->addr()}, keys), 0);
+}
+
 int ConnectLoopback(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
