@@ -101,10 +101,6 @@ std::string Validate(const Flags& f, const CLI::App& app) {
   if (f.memory && f.sync_writes) {
     return "--sync-writes applies to the disk store only; leave it out, or drop --memory";
   }
-  if (app.count("--metrics-listen") > 0) {
-    return "--metrics-listen is not available yet: metrics arrive in a later milestone; leave "
-           "it out";
-  }
   if (f.vnodes < 1 || f.vnodes > kMaxVnodesPerProcess) {
     return "--vnodes must be between 1 and " + std::to_string(kMaxVnodesPerProcess) +
            "; the default is 1";
@@ -136,6 +132,14 @@ std::string Validate(const Flags& f, const CLI::App& app) {
   }
   if (auto addr = ParseIpv4Address(f.listen); !addr.ok()) {
     return "--listen " + addr.status().message();
+  }
+  if (app.count("--metrics-listen") > 0) {
+    if (auto addr = ParseIpv4Address(f.metrics_listen); !addr.ok()) {
+      return "--metrics-listen " + addr.status().message();
+    }
+    if (f.metrics_listen == f.listen) {
+      return "--metrics-listen must differ from --listen; give the metrics their own port";
+    }
   }
   for (const std::string& join : SplitJoinList(f.join)) {
     // A member may be named by its process (HOST:PORT) or as one of its vnodes (HOST:PORT#i).
@@ -192,7 +196,8 @@ int Main(int argc, char** argv) {
   app.add_option("--rpc-timeout-ms", f.rpc_timeout_ms, "Time a peer has to answer in ms");
   app.add_option("--max-frame-bytes", f.max_frame_bytes, "Largest accepted message in bytes");
   app.add_option("--log-level", f.log_level, "trace, debug, info, warn or error");
-  app.add_option("--metrics-listen", f.metrics_listen, "HOST:PORT for metrics (not available yet)");
+  app.add_option("--metrics-listen", f.metrics_listen,
+                 "HOST:PORT to serve Prometheus metrics on (HTTP, GET /metrics); default: none");
 
   try {
     app.parse(argc, argv);
@@ -213,6 +218,7 @@ int Main(int argc, char** argv) {
   options.join_addrs = SplitJoinList(f.join);
   options.vnodes = static_cast<int>(f.vnodes);
   options.max_frame_bytes = static_cast<uint32_t>(f.max_frame_bytes);
+  options.metrics_listen_addr = f.metrics_listen;
   // Successor lists must reach R distinct processes even when every vnode of a process lies
   // in a row.
   options.node.successors = static_cast<int>(std::max(f.successors, f.replicas * f.vnodes));
@@ -271,6 +277,9 @@ int Main(int argc, char** argv) {
   if (Status s = runtime.Start(); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
     return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
+  }
+  if (!f.metrics_listen.empty()) {
+    spdlog::info("serving metrics at http://{}/metrics", f.metrics_listen);
   }
   runtime.Run();
   spdlog::info("{} on {} stopped", what, f.listen);

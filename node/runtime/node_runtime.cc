@@ -5,10 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "node/core/node_ref.h"
+#include "node/runtime/metrics_server.h"
 #include "node/runtime/net_address.h"
+#include "node/runtime/prometheus_text.h"
 #include "node/runtime/signal_watcher.h"
 #include "node/runtime/tcp_connection.h"
 #include "node/runtime/tcp_listener.h"
@@ -123,6 +128,12 @@ Status NodeRuntime::Start() {
   }
   auto listen_addr = ParseIpv4Address(options_.listen_addr);
   if (!listen_addr.ok()) return listen_addr.status();
+  std::optional<sockaddr_in> metrics_addr;
+  if (!options_.metrics_listen_addr.empty()) {
+    auto parsed = ParseIpv4Address(options_.metrics_listen_addr);
+    if (!parsed.ok()) return parsed.status();
+    metrics_addr = *parsed;
+  }
   for (const std::string& join : options_.join_addrs) {
     auto ring_addr = SplitRingAddress(join);
     if (!ring_addr.ok()) return ring_addr.status();
@@ -140,6 +151,13 @@ Status NodeRuntime::Start() {
       [this](const std::string& error) { Log(LogLevel::kWarn, error); });
   if (!listener.ok()) return listener.status();
   listener_ = *listener;
+
+  if (metrics_addr) {
+    metrics_ = std::make_unique<MetricsServer>(
+        loop_.get(), [this] { return RenderMetrics(); }, MetricsServer::Options{});
+    s = metrics_->Listen(*metrics_addr, options_.metrics_listen_addr + " for metrics");
+    if (!s.ok()) return s;
+  }
 
   if (options_.handle_signals) {
     signals_ = std::make_unique<SignalWatcher>([this](int signum) { OnSignal(signum); });
@@ -251,6 +269,7 @@ void NodeRuntime::Stop() {
     listener_ = nullptr;
   }
   if (signals_ != nullptr) signals_->Close();
+  if (metrics_ != nullptr) metrics_->Close();
   // Empty the maps first so that the close callbacks find nothing to report.
   auto inbound = std::move(inbound_);
   inbound_.clear();
@@ -282,6 +301,41 @@ void NodeRuntime::Shutdown() {
   spdlog::error("cannot close the event loop: {}", uv_strerror(rc));
   loop_.release();  // handles still point into it; leaking beats a use after free
   loop_open_ = false;
+}
+
+std::string NodeRuntime::RenderMetrics() {
+  // Tombstones per vnode, in one scan of the shared store: a record belongs to the first
+  // vnode of this process clockwise from its key id, as in ChordNode's accounting.
+  std::vector<std::pair<Id, size_t>> ring;
+  for (size_t i = 0; i < nodes_.size(); ++i) ring.emplace_back(nodes_[i]->self().id, i);
+  std::sort(ring.begin(), ring.end());
+  std::vector<uint64_t> tombstones(nodes_.size(), 0);
+  if (!ring.empty()) {
+    Status s = store_->Scan(Id(), Id(), [&](const Id& key_id, const wire::Record& rec) {
+      if (!rec.deleted()) return true;
+      auto it = std::lower_bound(ring.begin(), ring.end(), key_id,
+                                 [](const auto& entry, const Id& id) { return entry.first < id; });
+      if (it == ring.end()) it = ring.begin();
+      ++tombstones[it->second];
+      return true;
+    });
+    if (!s.ok()) Log(LogLevel::kWarn, "metrics: cannot count tombstones: " + s.message());
+  }
+  std::vector<VnodeMetricsSample> samples;
+  samples.reserve(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const ChordNode& node = *nodes_[i];
+    VnodeMetricsSample sample;
+    sample.node = node.self().addr;
+    sample.joined = node.joined();
+    sample.keys = node.PrimaryKeyCount();
+    sample.replica_keys = node.ReplicaKeyCount();
+    sample.tombstones = tombstones[i];
+    sample.counters = node.counters();
+    sample.metrics = node.metrics();
+    samples.push_back(std::move(sample));
+  }
+  return RenderPrometheusText(samples);
 }
 
 // --- Environment --------------------------------------------------------------------------

@@ -5,7 +5,8 @@
 // and multiplexed connection per peer process for the nodes' own requests (answers are routed
 // back by request id: vnode i issues ids from i << kVnodeRequestIdShift), a timer queue, and
 // SIGTERM/SIGINT handling (graceful leave, one vnode at a time, then stop; a second signal
-// stops at once).
+// stops at once). With a metrics address it also serves every vnode's metrics in the
+// Prometheus text format at GET /metrics (MetricsServer).
 //
 // Usage: construct, Start(), Run() (returns when the nodes have stopped), destroy. Every
 // method, including the Environment ones, must be called on the loop thread (the thread that
@@ -39,6 +40,7 @@ namespace chord {
 inline constexpr int kVnodeRequestIdShift = 48;
 inline constexpr int kMaxVnodesPerProcess = 64;
 
+class MetricsServer;
 class SignalWatcher;
 class TcpConnection;
 class TcpListener;
@@ -57,6 +59,7 @@ struct RuntimeOptions {
   size_t max_queued_bytes = size_t{64} << 20;  // per connection; a peer over it is dropped
   uint64_t leave_deadline_ms = 10'000;         // a graceful leave stops anyway after this
   bool handle_signals = true;                  // SIGTERM/SIGINT start a graceful leave
+  std::string metrics_listen_addr;             // HOST:PORT for GET /metrics; empty: none
 };
 
 class NodeRuntime final : public Environment {
@@ -68,10 +71,11 @@ class NodeRuntime final : public Environment {
   NodeRuntime(const NodeRuntime&) = delete;
   NodeRuntime& operator=(const NodeRuntime&) = delete;
 
-  // Binds the listener, installs the signal handlers and starts the vnodes: vnode 0 joins
-  // options.join_addrs (or starts a new ring without them), the others join through the same
-  // list, or through vnode 0 for a new ring. InvalidArgument for a malformed address or vnode
-  // count, Unavailable when the address cannot be bound. Call once.
+  // Binds the listener (and the metrics listener, if any), installs the signal handlers and
+  // starts the vnodes: vnode 0 joins options.join_addrs (or starts a new ring without them),
+  // the others join through the same list, or through vnode 0 for a new ring.
+  // InvalidArgument for a malformed address or vnode count, Unavailable when an address
+  // cannot be bound. Call once.
   Status Start();
   // Runs the loop until the runtime stops, then closes every handle and the loop.
   void Run();
@@ -96,6 +100,9 @@ class NodeRuntime final : public Environment {
   bool stopped() const { return stopped_; }
   size_t inbound_connections() const { return inbound_.size(); }
   size_t outbound_connections() const { return outbound_.size(); }
+  // Every vnode's metrics in the Prometheus text format (what GET /metrics returns). Scans
+  // the store.
+  std::string RenderMetrics();
 
   // Environment.
   uint64_t NowMs() override;
@@ -154,6 +161,7 @@ class NodeRuntime final : public Environment {
   std::unique_ptr<TimerQueue> timers_;
   std::unique_ptr<SignalWatcher> signals_;
   TcpListener* listener_ = nullptr;                       // deletes itself once closed
+  std::unique_ptr<MetricsServer> metrics_;                // null without a metrics address
   std::unordered_map<uint64_t, TcpConnection*> inbound_;  // by connection id (ReplyToken)
   std::unordered_map<std::string, Outbound> outbound_;    // by peer address
   uint64_t next_connection_id_ = 1;

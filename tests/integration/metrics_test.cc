@@ -1,0 +1,554 @@
+// Multi-process tests of `chord-node --metrics-listen HOST:PORT`: the Prometheus text served
+// at GET /metrics is scraped over a raw socket with a tiny HTTP client written here, parsed
+// line by line (name{labels} value), and checked against what the test did to the ring: the
+// primary key counts add up to the keys written, stabilization shows up as get_state RPCs,
+// lookups as hop observations, histograms are cumulative with +Inf equal to _count. Other
+// paths are 404, and garbage, oversized and idle connections are closed while the node keeps
+// serving.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/integration/cluster_fixture.h"
+#include "tools/client/chord_client.h"
+
+namespace chord::testing {
+namespace {
+
+class MetricsTest : public ClusterTest {};
+
+// --- a tiny HTTP client ----------------------------------------------------------------------
+
+// Connects to 127.0.0.1:port; -1 on failure.
+int ConnectLocal(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool SendAll(int fd, const std::string& data) {
+  size_t sent = 0;
+  while (sent < data.size()) {
+    const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    sent += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+struct ReadOutcome {
+  std::string data;
+  bool closed = false;  // end of stream or reset seen
+  bool timed_out = false;
+};
+
+// Reads until the server closes the connection or `timeout` passes.
+ReadOutcome ReadUntilClosed(int fd, milliseconds timeout) {
+  ReadOutcome out;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  char buf[16384];
+  while (true) {
+    const auto left =
+        std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      out.timed_out = true;
+      return out;
+    }
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;  // loop re-checks the deadline
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      out.closed = true;
+      return out;
+    }
+    out.data.append(buf, static_cast<size_t>(n));
+  }
+}
+
+struct HttpResponse {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // names in lower case
+  std::string body;
+  std::string error;  // why there is no response
+
+  // The value of header `name` (lower case), or "" without one.
+  std::string Header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
+  }
+};
+
+// Sends `raw` to 127.0.0.1:port and parses the one response the server sends before closing.
+HttpResponse HttpExchange(int port, const std::string& raw) {
+  HttpResponse r;
+  const int fd = ConnectLocal(port);
+  if (fd < 0) {
+    r.error = "cannot connect to port " + std::to_string(port) + ": " + std::strerror(errno);
+    return r;
+  }
+  if (!SendAll(fd, raw)) {
+    r.error = "cannot send the request";
+    ::close(fd);
+    return r;
+  }
+  const ReadOutcome read = ReadUntilClosed(fd, milliseconds(10000));
+  ::close(fd);
+  if (!read.closed) r.error = "the server did not close the connection after its answer";
+  const size_t head_end = read.data.find("\r\n\r\n");
+  if (head_end == std::string::npos) {
+    r.error = "no complete response head in: " + read.data.substr(0, 200);
+    return r;
+  }
+  const std::string head = read.data.substr(0, head_end);
+  r.body = read.data.substr(head_end + 4);
+  size_t line_end = head.find("\r\n");
+  const std::string status_line = head.substr(0, line_end);
+  if (status_line.rfind("HTTP/1.1 ", 0) != 0 || status_line.size() < 12) {
+    r.error = "bad status line: " + status_line;
+    return r;
+  }
+  r.status = std::stoi(status_line.substr(9, 3));
+  while (line_end != std::string::npos) {
+    const size_t start = line_end + 2;
+    line_end = head.find("\r\n", start);
+    const std::string line =
+        head.substr(start, line_end == std::string::npos ? std::string::npos : line_end - start);
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = line.substr(0, colon);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    size_t value_start = colon + 1;
+    while (value_start < line.size() && line[value_start] == ' ') ++value_start;
+    r.headers[name] = line.substr(value_start);
+  }
+  return r;
+}
+
+HttpResponse HttpGet(int port, const std::string& path) {
+  return HttpExchange(port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                                "\r\nUser-Agent: metrics_test\r\n\r\n");
+}
+
+// --- the text format --------------------------------------------------------------------------
+
+struct Sample {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  double value = 0;
+};
+
+struct Exposition {
+  std::vector<Sample> samples;
+  std::map<std::string, std::string> types;  // family -> counter / gauge / histogram
+  std::set<std::string> helps;
+  std::string error;  // the first line that could not be parsed
+};
+
+// Parses `name{k="v",...} value` lines and # HELP / # TYPE comments.
+Exposition ParseExposition(const std::string& text) {
+  Exposition e;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) {
+      e.error = "the text does not end with a line feed";
+      return e;
+    }
+    const std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.empty()) continue;
+    if (line.rfind("# HELP ", 0) == 0) {
+      e.helps.insert(line.substr(7, line.find(' ', 7) - 7));
+      continue;
+    }
+    if (line.rfind("# TYPE ", 0) == 0) {
+      const size_t name_end = line.find(' ', 7);
+      e.types[line.substr(7, name_end - 7)] = line.substr(name_end + 1);
+      continue;
+    }
+    if (line[0] == '#') continue;
+    Sample s;
+    size_t i = 0;
+    while (i < line.size() && line[i] != '{' && line[i] != ' ') s.name += line[i++];
+    if (i < line.size() && line[i] == '{') {
+      ++i;
+      while (i < line.size() && line[i] != '}') {
+        std::string key;
+        while (i < line.size() && line[i] != '=') key += line[i++];
+        if (i + 1 >= line.size() || line[i + 1] != '"') {
+          e.error = "bad label in: " + line;
+          return e;
+        }
+        i += 2;
+        std::string value;
+        while (i < line.size() && line[i] != '"') {
+          if (line[i] == '\\' && i + 1 < line.size()) {
+            ++i;
+            value += line[i] == 'n' ? '\n' : line[i];
+          } else {
+            value += line[i];
+          }
+          ++i;
+        }
+        ++i;  // closing quote
+        s.labels[key] = value;
+        if (i < line.size() && line[i] == ',') ++i;
+      }
+      ++i;  // closing brace
+    }
+    if (i >= line.size() || line[i] != ' ') {
+      e.error = "no value in: " + line;
+      return e;
+    }
+    const std::string value = line.substr(i + 1);
+    if (value == "+Inf") {
+      s.value = HUGE_VAL;
+    } else {
+      try {
+        s.value = std::stod(value);
+      } catch (const std::exception&) {
+        e.error = "bad value in: " + line;
+        return e;
+      }
+    }
+    e.samples.push_back(std::move(s));
+  }
+  return e;
+}
+
+// Sum of the samples named `name` whose labels include every pair of `match`.
+double Sum(const Exposition& e, const std::string& name,
+           const std::map<std::string, std::string>& match = {}) {
+  double total = 0;
+  for (const Sample& s : e.samples) {
+    if (s.name != name) continue;
+    bool ok = true;
+    for (const auto& [k, v] : match) {
+      auto it = s.labels.find(k);
+      if (it == s.labels.end() || it->second != v) ok = false;
+    }
+    if (ok) total += s.value;
+  }
+  return total;
+}
+
+// Checks every histogram of `e`: per series (labels without le) the buckets never decrease,
+// the last is le="+Inf", and it equals _count. Returns the problems found.
+std::vector<std::string> HistogramProblems(const Exposition& e) {
+  std::vector<std::string> problems;
+  for (const auto& [family, type] : e.types) {
+    if (type != "histogram") continue;
+    std::map<std::map<std::string, std::string>, std::vector<const Sample*>> buckets;
+    std::map<std::map<std::string, std::string>, double> counts;
+    for (const Sample& s : e.samples) {
+      if (s.name == family + "_bucket") {
+        auto labels = s.labels;
+        labels.erase("le");
+        buckets[labels].push_back(&s);
+      } else if (s.name == family + "_count") {
+        counts[s.labels] = s.value;
+      }
+    }
+    for (const auto& [labels, list] : buckets) {
+      std::string series = family;
+      for (const auto& [k, v] : labels) series += " " + k + "=" + v;
+      double previous = -1;
+      double previous_le = -HUGE_VAL;
+      for (const Sample* b : list) {
+        if (b->value < previous) problems.push_back(series + ": a bucket decreases");
+        const std::string le = b->labels.at("le");
+        const double bound = le == "+Inf" ? HUGE_VAL : std::stod(le);
+        if (bound <= previous_le) problems.push_back(series + ": le bounds not ascending");
+        previous = b->value;
+        previous_le = bound;
+      }
+      if (list.back()->labels.at("le") != "+Inf") {
+        problems.push_back(series + ": the last bucket is not le=\"+Inf\"");
+      }
+      auto count = counts.find(labels);
+      if (count == counts.end()) {
+        problems.push_back(series + ": no _count");
+      } else if (count->second != list.back()->value) {
+        problems.push_back(series + ": +Inf bucket " + std::to_string(list.back()->value) +
+                           " != _count " + std::to_string(count->second));
+      }
+    }
+  }
+  return problems;
+}
+
+NodeOptions WithMetrics(int metrics_port) {
+  NodeOptions o = FastNodes();
+  o.extra_args = {"--metrics-listen", LocalAddr(metrics_port)};
+  return o;
+}
+
+// Scrapes every port and parses the texts; adds a failure and returns nullopt on an error.
+std::optional<std::vector<Exposition>> ScrapeAll(const std::vector<int>& ports) {
+  std::vector<Exposition> out;
+  for (int port : ports) {
+    const HttpResponse r = HttpGet(port, "/metrics");
+    if (!r.error.empty() || r.status != 200) {
+      ADD_FAILURE() << "scrape of port " << port << ": " << r.error << " (status " << r.status
+                    << ")";
+      return std::nullopt;
+    }
+    out.push_back(ParseExposition(r.body));
+    if (!out.back().error.empty()) {
+      ADD_FAILURE() << "port " << port << ": " << out.back().error;
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+// --- tests -------------------------------------------------------------------------------------
+
+TEST_F(MetricsTest, ThreeNodesReportKeysRpcsAndLookups) {
+  const std::vector<int> metrics_ports = {PickFreePort(), PickFreePort(), PickFreePort()};
+  NodeProcess* first = cluster().StartNode(WithMetrics(metrics_ports[0]));
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(cluster().StartNode(WithMetrics(metrics_ports[1]), first->addr()), nullptr);
+  ASSERT_NE(cluster().StartNode(WithMetrics(metrics_ports[2]), first->addr()), nullptr);
+  const std::vector<std::string> addrs = cluster().RunningAddrs();
+  ASSERT_TRUE(WaitForRing(cluster(), addrs));
+
+  const auto keys = MakeKeys("metrics", 40);
+  PutAll(addrs[0], keys);
+  ChordClient client(addrs[1]);
+  for (int k = 0; k < 10; ++k) {
+    auto r = client.Lookup("lookup-" + std::to_string(k));
+    EXPECT_TRUE(r.ok()) << r.status().message();
+  }
+
+  // The response itself: status, content type, length.
+  const HttpResponse r = HttpGet(metrics_ports[0], "/metrics");
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.Header("content-type"), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_EQ(r.Header("content-length"), std::to_string(r.body.size()));
+  EXPECT_EQ(r.Header("connection"), "close");
+
+  // Primary key counts settle on exactly the keys written (each key has one owner), and, with
+  // three replicas on three nodes, every node comes to hold every key (a copy missed during
+  // the ring's first moments is filled in by anti-entropy).
+  const double want = static_cast<double>(keys.size());
+  double keys_total = -1;
+  std::optional<std::vector<Exposition>> scraped;
+  PollUntil(
+      [&] {
+        scraped = ScrapeAll(metrics_ports);
+        if (!scraped) return true;  // failure already reported
+        keys_total = 0;
+        bool every_copy = true;
+        for (const Exposition& e : *scraped) {
+          keys_total += Sum(e, "chord_keys");
+          if (Sum(e, "chord_keys") + Sum(e, "chord_replica_keys") != want) every_copy = false;
+        }
+        return keys_total == want && every_copy;
+      },
+      milliseconds(20000), milliseconds(250));
+  ASSERT_TRUE(scraped.has_value());
+  EXPECT_EQ(keys_total, want) << "chord_keys summed over the nodes";
+
+  double lookup_observations = 0;
+  for (size_t i = 0; i < scraped->size(); ++i) {
+    const Exposition& e = (*scraped)[i];
+    const std::string node = addrs[i];
+    SCOPED_TRACE("node " + node);
+    // Every series names the node it describes.
+    for (const Sample& s : e.samples) {
+      EXPECT_EQ(s.labels.count("node"), 1u) << s.name;
+      EXPECT_EQ(s.name.rfind("chord_", 0), 0u) << s.name;
+    }
+    EXPECT_EQ(Sum(e, "chord_up", {{"node", node}}), 1);
+    EXPECT_EQ(Sum(e, "chord_joined", {{"node", node}}), 1);
+    EXPECT_GT(Sum(e, "chord_rpc_requests_total", {{"node", node}, {"type", "get_state"}}), 0);
+    EXPECT_GT(Sum(e, "chord_stabilize_rounds_total", {{"node", node}}), 0);
+    // With three replicas on three nodes, every node holds every key.
+    EXPECT_EQ(Sum(e, "chord_keys") + Sum(e, "chord_replica_keys"), want);
+    EXPECT_EQ(Sum(e, "chord_tombstones"), 0);
+    lookup_observations += Sum(e, "chord_lookup_hops_count");
+    EXPECT_LE(Sum(e, "chord_lookup_hops_count"), Sum(e, "chord_lookups_total"));
+    // Families are declared, counters end in _total.
+    for (const char* family : {"chord_up",
+                               "chord_joined",
+                               "chord_keys",
+                               "chord_replica_keys",
+                               "chord_tombstones",
+                               "chord_lookups_total",
+                               "chord_lookup_hops",
+                               "chord_rpc_requests_total",
+                               "chord_rpc_timeouts_total",
+                               "chord_rpc_latency_seconds",
+                               "chord_stabilize_rounds_total",
+                               "chord_successor_changes_total",
+                               "chord_predecessor_changes_total",
+                               "chord_keys_transferred_total",
+                               "chord_bytes_transferred_total",
+                               "chord_anti_entropy_rounds_total",
+                               "chord_anti_entropy_bytes_total",
+                               "chord_keys_repaired_total",
+                               "chord_keys_dropped_total",
+                               "chord_tombstones_purged_total",
+                               "chord_writes_coordinated_total"}) {
+      EXPECT_EQ(e.helps.count(family), 1u) << family;
+      ASSERT_EQ(e.types.count(family), 1u) << family;
+      const std::string type = e.types.at(family);
+      if (type == "counter") {
+        EXPECT_EQ(std::string(family).rfind("_total"), strlen(family) - 6) << family;
+      }
+    }
+    EXPECT_EQ(e.types.at("chord_lookup_hops"), "histogram");
+    EXPECT_EQ(e.types.at("chord_rpc_latency_seconds"), "histogram");
+    for (const std::string& problem : HistogramProblems(e)) ADD_FAILURE() << problem;
+  }
+  EXPECT_GT(lookup_observations, 0);
+  // Puts went through the first node, which coordinated or forwarded every one of them.
+  double coordinated = 0;
+  for (const Exposition& e : *scraped) coordinated += Sum(e, "chord_writes_coordinated_total");
+  EXPECT_GE(coordinated, static_cast<double>(keys.size()));
+}
+
+TEST_F(MetricsTest, OtherPathsAre404AndGarbageClosesTheConnection) {
+  const int port = PickFreePort();
+  NodeProcess* node = cluster().StartNode(WithMetrics(port));
+  ASSERT_NE(node, nullptr);
+
+  const HttpResponse other = HttpGet(port, "/other");
+  ASSERT_TRUE(other.error.empty()) << other.error;
+  EXPECT_EQ(other.status, 404);
+  EXPECT_EQ(other.Header("content-length"), std::to_string(other.body.size()));
+
+  const HttpResponse post = HttpExchange(port, "POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(post.error.empty()) << post.error;
+  EXPECT_EQ(post.status, 405);
+
+  const HttpResponse head = HttpExchange(port, "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(head.error.empty()) << head.error;
+  EXPECT_EQ(head.status, 200);
+  EXPECT_TRUE(head.body.empty());
+
+  const HttpResponse query = HttpGet(port, "/metrics?format=text");
+  EXPECT_EQ(query.status, 200) << query.error;
+
+  // Binary garbage, a request line that is not HTTP, and a request head over 8 KiB: each gets
+  // the connection closed without an answer.
+  const std::vector<std::pair<std::string, std::string>> garbage = {
+      {"binary", std::string("\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03", 11)},
+      {"not HTTP", "HELLO THERE\r\n\r\n"},
+      {"bad version", "GET /metrics SPDY/3\r\n\r\n"},
+      {"oversized", "GET /metrics HTTP/1.1\r\nX-Filler: " + std::string(9000, 'a')},
+  };
+  for (const auto& [what, bytes] : garbage) {
+    SCOPED_TRACE(what);
+    const int fd = ConnectLocal(port);
+    ASSERT_GE(fd, 0);
+    SendAll(fd, bytes);  // may fail part-way once the server has closed
+    const ReadOutcome read = ReadUntilClosed(fd, milliseconds(5000));
+    ::close(fd);
+    EXPECT_TRUE(read.closed) << "the connection stayed open";
+    EXPECT_EQ(read.data.find("200 OK"), std::string::npos) << read.data.substr(0, 200);
+  }
+
+  // The node keeps serving metrics and its ring port.
+  const HttpResponse after = HttpGet(port, "/metrics");
+  EXPECT_EQ(after.status, 200) << after.error;
+  EXPECT_NE(after.body.find("chord_up{node=\"" + node->addr() + "\"} 1"), std::string::npos);
+  ChordClient client(node->addr());
+  EXPECT_TRUE(client.GetStatus().ok());
+  EXPECT_TRUE(node->IsRunning());
+}
+
+TEST_F(MetricsTest, SlowAndIdleConnectionsTimeOut) {
+  const int port = PickFreePort();
+  NodeProcess* node = cluster().StartNode(WithMetrics(port));
+  ASSERT_NE(node, nullptr);
+  // One connection sends half a request, another nothing at all; both are closed within the
+  // server's request timeout (10 s), and meanwhile other scrapes are answered.
+  const int half = ConnectLocal(port);
+  const int silent = ConnectLocal(port);
+  ASSERT_GE(half, 0);
+  ASSERT_GE(silent, 0);
+  ASSERT_TRUE(SendAll(half, "GET /metr"));
+  EXPECT_EQ(HttpGet(port, "/metrics").status, 200);
+  const auto start = std::chrono::steady_clock::now();
+  const ReadOutcome a = ReadUntilClosed(half, milliseconds(20000));
+  const ReadOutcome b = ReadUntilClosed(silent, milliseconds(20000));
+  const auto waited =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
+  ::close(half);
+  ::close(silent);
+  EXPECT_TRUE(a.closed);
+  EXPECT_TRUE(b.closed);
+  EXPECT_TRUE(a.data.empty()) << a.data;
+  EXPECT_LT(waited.count(), 15000);
+  EXPECT_EQ(HttpGet(port, "/metrics").status, 200);
+  EXPECT_TRUE(node->IsRunning());
+}
+
+TEST_F(MetricsTest, MetricsAddressInUseIsOneSentenceAndExitOne) {
+  // Hold a port, then ask a node to serve metrics on it.
+  const int held = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(held, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ASSERT_EQ(::bind(held, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(held, 1), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(held, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string metrics_addr = LocalAddr(ntohs(addr.sin_port));
+
+  const std::vector<std::string> argv = {
+      CHORD_NODE_BIN, "--listen",         LocalAddr(PickFreePort()),
+      "--memory",     "--metrics-listen", metrics_addr};
+  const CommandResult r = RunCommand(argv, cluster().dir(), milliseconds(10000));
+  ::close(held);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  // The last stderr line is the one sentence (log lines may come before it).
+  std::string err = r.err;
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  const std::string last =
+      err.substr(err.rfind('\n') == std::string::npos ? 0 : err.rfind('\n') + 1);
+  EXPECT_NE(last.find(metrics_addr), std::string::npos) << r.err;
+  EXPECT_NE(last.find("metrics"), std::string::npos) << r.err;
+
+  // A malformed address is a usage error.
+  const CommandResult bad = RunCommand({CHORD_NODE_BIN, "--listen", LocalAddr(PickFreePort()),
+                                        "--memory", "--metrics-listen", "nowhere"},
+                                       cluster().dir(), milliseconds(10000));
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find("--metrics-listen"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace chord::testing
