@@ -1,0 +1,316 @@
+#!/usr/bin/env bash
+# Side-by-side figures for chord and Redis on this machine: builds chord-node, chordctl and
+# chord-bench in Release into build-release/ (installing missing packages, and redis-server and
+# redis-tools, with apt-get), then measures, one after the other on 127.0.0.1:
+#   redis-server (one process, no persistence) with redis-benchmark: SET and GET;
+#   one chord-node (--memory, --replicas 1) with chord-bench: put and get, routed and --direct;
+#   a 3-node chord ring (--memory, --replicas 3) with chord-bench: put and get, routed
+#   round-robin over the three nodes and --direct to each key's owner;
+# all with the same client count (and client threads), value size and key space. Prints a table
+# of ops/s and latency percentiles with the ratio of each chord figure to Redis's (chord /
+# redis). There are no thresholds: absolute figures on a shared machine are noise, the ratios
+# are the result.
+# Every process it starts is stopped by PID on any exit.
+#
+# Environment:
+#   CLIENTS         concurrent clients of every run (default 16)
+#   BENCH_SECONDS   measured seconds of every run (default 5)
+#   WARMUP_S        chord-bench warm-up seconds before each measured window (default 1)
+#   VALUE_SIZE      bytes per value (default 100)
+#   KEYS            key space (default 10000)
+#   WAIT_S          bound of every wait for a process to be ready, in seconds (default 30)
+#   CHORD_BIN_DIR   use the binaries of this build directory and skip installing and building
+#   JOBS            parallel build jobs (default: number of CPUs)
+set -euo pipefail
+
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$CHORD_ROOT"
+
+CLIENTS="${CLIENTS:-16}"
+BENCH_SECONDS="${BENCH_SECONDS:-5}"
+WARMUP_S="${WARMUP_S:-1}"
+VALUE_SIZE="${VALUE_SIZE:-100}"
+KEYS="${KEYS:-10000}"
+WAIT_S="${WAIT_S:-30}"
+HOST=127.0.0.1
+REDIS_PACKAGES=(redis-server redis-tools)
+# redis-benchmark gets as many client threads as chord-bench (one per client; it allows 500),
+# so that neither side's client gets a smaller share of the CPUs.
+REDIS_THREADS=$((CLIENTS < 500 ? CLIENTS : 500))
+
+[[ "$CLIENTS" =~ ^[0-9]+$ && "$CLIENTS" -ge 1 && "$CLIENTS" -le 1000 ]] ||
+  chord_die "CLIENTS must be a number from 1 to 1000"
+[[ "$BENCH_SECONDS" =~ ^[0-9]+$ && "$BENCH_SECONDS" -ge 1 && "$BENCH_SECONDS" -le 3600 ]] ||
+  chord_die "BENCH_SECONDS must be a whole number of seconds from 1 to 3600"
+[[ "$WARMUP_S" =~ ^[0-9]+$ && "$WARMUP_S" -le 600 ]] ||
+  chord_die "WARMUP_S must be a whole number of seconds from 0 to 600"
+[[ "$VALUE_SIZE" =~ ^[0-9]+$ && "$VALUE_SIZE" -ge 1 && "$VALUE_SIZE" -le 1048576 ]] ||
+  chord_die "VALUE_SIZE must be a number of bytes from 1 to 1048576"
+[[ "$KEYS" =~ ^[0-9]+$ && "$KEYS" -ge 1 && "$KEYS" -le 10000000 ]] ||
+  chord_die "KEYS must be a number from 1 to 10000000"
+[[ "$WAIT_S" =~ ^[0-9]+$ && "$WAIT_S" -ge 1 && "$WAIT_S" -le 3600 ]] ||
+  chord_die "WAIT_S must be a number of seconds from 1 to 3600"
+
+# ---- processes: every one started here is stopped by PID on exit -----------------------------
+
+PIDS=()
+RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/chord-bench.XXXXXX")"
+
+# stop_pids PID...: SIGTERM, up to 5 s to exit, then SIGKILL; reaps each.
+stop_pids() {
+  local pid i
+  for pid in "$@"; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "$@"; do
+    for ((i = 0; i < 50; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+}
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [[ ${#PIDS[@]} -gt 0 ]]; then stop_pids "${PIDS[@]}"; fi
+  PIDS=()
+  rm -rf "$RUN_DIR"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# stop_all: stops every process started so far (between the measured setups).
+stop_all() {
+  if [[ ${#PIDS[@]} -gt 0 ]]; then stop_pids "${PIDS[@]}"; fi
+  PIDS=()
+}
+
+USED_PORTS=" "
+# free_port: a 127.0.0.1 port nothing listens on now and not handed out before by this script.
+free_port() {
+  local port try
+  for ((try = 0; try < 200; try++)); do
+    port=$((20000 + RANDOM % 40000))
+    [[ "$USED_PORTS" == *" $port "* ]] && continue
+    if ! (exec 3<>"/dev/tcp/$HOST/$port") 2>/dev/null; then
+      USED_PORTS+="$port "
+      echo "$port"
+      return 0
+    fi
+  done
+  chord_die "found no free port on $HOST"
+}
+
+# wait_for DESCRIPTION PID COMMAND...: runs COMMAND every 0.1 s until it succeeds, at most
+# WAIT_S seconds; dies if PID exits meanwhile or time runs out.
+wait_for() {
+  local what="$1" pid="$2"
+  shift 2
+  local deadline=$((SECONDS + WAIT_S))
+  while ((SECONDS < deadline)); do
+    kill -0 "$pid" 2>/dev/null || chord_die "$what exited early; see its log in $RUN_DIR"
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  chord_die "$what was not ready within $WAIT_S s; see its log in $RUN_DIR"
+}
+
+# ---- building ------------------------------------------------------------------------------
+
+if [[ -n "${CHORD_BIN_DIR:-}" ]]; then
+  BIN_DIR="$(cd "$CHORD_BIN_DIR" && pwd)"
+  chord_section "Using the binaries in $BIN_DIR"
+else
+  chord_section "Dependencies"
+  chord_install_deps
+  chord_section "Build chord-node, chordctl and chord-bench (Release) in build-release/"
+  # GCC 12 at -O3 reports a bogus -Wrestrict inside std::string's operator+ (GCC bug 105329),
+  # which -Werror would make fatal; the RelWithDebInfo builds (-O2) do not see it.
+  chord_build build-release -DCMAKE_BUILD_TYPE=Release -DCHORD_INTEGRATION_TESTS=OFF \
+    -DCMAKE_CXX_FLAGS=-Wno-restrict -- chord-node chordctl chord-bench
+  BIN_DIR="$CHORD_ROOT/build-release"
+fi
+NODE_BIN="$BIN_DIR/node/chord-node"
+CTL="$BIN_DIR/tools/chordctl"
+BENCH="$BIN_DIR/tools/chord-bench"
+for bin in "$NODE_BIN" "$CTL" "$BENCH"; do
+  [[ -x "$bin" ]] || chord_die "$bin is missing; build it first (or unset CHORD_BIN_DIR)"
+done
+
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-benchmark >/dev/null 2>&1 ||
+  ! command -v redis-cli >/dev/null 2>&1; then
+  chord_section "Installing ${REDIS_PACKAGES[*]}"
+  sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null 2>&1 ||
+      chord_die "${REDIS_PACKAGES[*]} are missing and sudo is not available; install them as root"
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" apt-get update
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+    "${REDIS_PACKAGES[@]}"
+fi
+REDIS_VERSION="$(redis-server --version | sed -n 's/.*v=\([0-9.]*\).*/\1/p')"
+
+# ---- results -------------------------------------------------------------------------------
+
+declare -A OPS P50 P99 P999 HOPS ERRORS
+# json_field FIELD JSON: the value of a number or boolean field of a compact JSON object.
+json_field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<<"$2" | head -1; }
+
+# run_chord ROW NODE_ARGS... -- BENCH_ARGS...: one chord-bench run, recorded under ROW.
+run_chord() {
+  local row="$1" out
+  shift
+  echo "chord-bench $* (row: $row)"
+  out="$(timeout --kill-after=5 $((WARMUP_S + BENCH_SECONDS + 120)) "$BENCH" "$@" \
+    --clients "$CLIENTS" --seconds "$BENCH_SECONDS" --warmup-s "$WARMUP_S" \
+    --keys "$KEYS" --value-size "$VALUE_SIZE" --json)" ||
+    chord_die "chord-bench failed for row \"$row\" (exit $?)"
+  echo "  $out"
+  OPS[$row]="$(json_field ops_per_sec "$out")"
+  P50[$row]="$(json_field p50_us "$out")"
+  P99[$row]="$(json_field p99_us "$out")"
+  P999[$row]="$(json_field p999_us "$out")"
+  HOPS[$row]="$(json_field mean_hops "$out")"
+  ERRORS[$row]="$(json_field errors "$out")"
+}
+
+# redis_csv_field TEST FIELD CSV: FIELD (a header name) of the line of TEST in redis-benchmark's
+# --csv output.
+redis_csv_field() {
+  tr -d '"\r' <<<"$3" | awk -F, -v test="$1" -v field="$2" '
+    $1 == "test" { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $1 == test && (field in col) { print $(col[field]); exit }'
+}
+
+# run_redis ROW TEST REQUESTS PORT: one redis-benchmark run of TEST (SET or GET).
+run_redis() {
+  local row="$1" test="$2" n="$3" port="$4" out p50ms p99ms line
+  local lower
+  lower="$(tr '[:upper:]' '[:lower:]' <<<"$test")"
+  echo "redis-benchmark -t $lower -n $n -c $CLIENTS --threads $REDIS_THREADS -d $VALUE_SIZE" \
+    "-r $KEYS (row: $row)"
+  out="$(timeout --kill-after=5 $((BENCH_SECONDS * 10 + 120)) redis-benchmark -h "$HOST" \
+    -p "$port" -t "$lower" -n "$n" -c "$CLIENTS" --threads "$REDIS_THREADS" -d "$VALUE_SIZE" \
+    -r "$KEYS" --csv)" ||
+    chord_die "redis-benchmark failed for row \"$row\""
+  while IFS= read -r line; do echo "  $line"; done <<<"$out"
+  OPS[$row]="$(redis_csv_field "$test" rps "$out")"
+  p50ms="$(redis_csv_field "$test" p50_latency_ms "$out")"
+  p99ms="$(redis_csv_field "$test" p99_latency_ms "$out")"
+  [[ -n "${OPS[$row]}" ]] || chord_die "could not read requests per second from redis-benchmark's output"
+  P50[$row]="$(awk -v v="$p50ms" 'BEGIN { if (v != "") printf "%.1f", v * 1000 }')"
+  P99[$row]="$(awk -v v="$p99ms" 'BEGIN { if (v != "") printf "%.1f", v * 1000 }')"
+  P999[$row]=""
+  HOPS[$row]=""
+  ERRORS[$row]=""
+}
+
+# ---- Redis ---------------------------------------------------------------------------------
+
+MEASURE_START=$SECONDS
+LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+
+chord_section "redis-server $REDIS_VERSION: 1 process, no persistence"
+REDIS_PORT="$(free_port)"
+redis-server --port "$REDIS_PORT" --bind "$HOST" --save '' --appendonly no --daemonize no \
+  --dir "$RUN_DIR" --logfile "$RUN_DIR/redis.log" &
+REDIS_PID=$!
+PIDS+=("$REDIS_PID")
+wait_for "redis-server" "$REDIS_PID" redis-cli -h "$HOST" -p "$REDIS_PORT" ping
+# A short calibration run (also the warm-up) sizes -n so that each test takes about
+# BENCH_SECONDS.
+calib="$(timeout --kill-after=5 120 redis-benchmark -h "$HOST" -p "$REDIS_PORT" -t set,get \
+  -n 20000 -c "$CLIENTS" --threads "$REDIS_THREADS" -d "$VALUE_SIZE" -r "$KEYS" --csv)" ||
+  chord_die "redis-benchmark failed"
+for test in SET GET; do
+  rps="$(redis_csv_field "$test" rps "$calib")"
+  n="$(awk -v r="${rps:-0}" -v s="$BENCH_SECONDS" \
+    'BEGIN { n = int(r * s); if (n < 10000) n = 10000; if (n > 50000000) n = 50000000; print n }')"
+  run_redis "redis $test" "$test" "$n" "$REDIS_PORT"
+done
+stop_all
+
+# ---- one chord-node -------------------------------------------------------------------------
+
+# start_node LOG REPLICAS PORT [JOIN]: one chord-node --memory in the background.
+start_node() {
+  local log="$1" replicas="$2" port="$3" join="${4:-}"
+  local args=(--listen "$HOST:$port" --memory --replicas "$replicas" --log-level warn)
+  [[ -n "$join" ]] && args+=(--join "$join")
+  "$NODE_BIN" "${args[@]}" >"$log" 2>&1 &
+  PIDS+=("$!")
+}
+node_joined() { "$CTL" --node "$1" --timeout-ms 1000 status --json | grep -q '"joined": true'; }
+# ring_ready ADDR...: a consistent ring of exactly these members.
+ring_ready() {
+  local out addr
+  out="$("$CTL" --node "$1" --timeout-ms 1000 ring --json)" || return 1
+  grep -q '"consistent": true' <<<"$out" || return 1
+  [[ "$(grep -c '"addr":' <<<"$out")" -ge $# ]] || return 1
+  for addr in "$@"; do grep -q "\"$addr\"" <<<"$out" || return 1; done
+}
+
+chord_section "chord: 1 node, --memory --replicas 1"
+port="$(free_port)"
+start_node "$RUN_DIR/node-$port.log" 1 "$port"
+wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
+run_chord "chord 1 node R=1 put" --node "$HOST:$port" --op put
+run_chord "chord 1 node R=1 get" --node "$HOST:$port" --op get
+run_chord "chord 1 node R=1 direct put" --node "$HOST:$port" --op put --direct
+run_chord "chord 1 node R=1 direct get" --node "$HOST:$port" --op get --direct
+stop_all
+
+# ---- a 3-node ring, R = 3 ---------------------------------------------------------------------
+
+chord_section "chord: 3 nodes, --memory --replicas 3"
+ring=()
+for i in 0 1 2; do
+  port="$(free_port)"
+  start_node "$RUN_DIR/node-$port.log" 3 "$port" "${ring[0]:-}"
+  wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
+  ring+=("$HOST:$port")
+done
+wait_for "the 3-node ring" "${PIDS[0]}" ring_ready "${ring[@]}"
+ring_args=()
+for addr in "${ring[@]}"; do ring_args+=(--node "$addr"); done
+run_chord "chord 3 nodes R=3 put" "${ring_args[@]}" --op put
+run_chord "chord 3 nodes R=3 get" "${ring_args[@]}" --op get
+run_chord "chord 3 nodes R=3 direct put" --node "${ring[0]}" --op put --direct
+run_chord "chord 3 nodes R=3 direct get" --node "${ring[0]}" --op get --direct
+stop_all
+
+# ---- the table -------------------------------------------------------------------------------
+
+# ratio A B: A / B with two decimals, "-" when either is missing or B is 0.
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'
+}
+fmt() { awk -v v="$1" -v d="$2" 'BEGIN { if (v == "") print "-"; else printf "%.*f", d, v }'; }
+
+chord_section "Results: $CLIENTS clients, $VALUE_SIZE-byte values, $KEYS keys, $BENCH_SECONDS s per run (loopback, $(nproc) CPUs)"
+echo "ratios are chord / redis (same op: put vs SET, get vs GET); latencies in microseconds"
+echo "(client threads: redis-benchmark --threads $REDIS_THREADS, chord-bench one per client)"
+echo "measured in $((SECONDS - MEASURE_START)) s; load average before: $LOAD_BEFORE," \
+  "after: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown) (other load skews all figures)"
+echo
+printf '%-30s %10s %7s %9s %7s %9s %7s %9s %6s %7s\n' \
+  setup ops/s ratio p50_us ratio p99_us ratio p999_us hops errors
+for op in get put; do
+  if [[ $op == get ]]; then redis_row="redis GET"; else redis_row="redis SET"; fi
+  for row in "$redis_row" "chord 1 node R=1 $op" "chord 1 node R=1 direct $op" \
+    "chord 3 nodes R=3 $op" "chord 3 nodes R=3 direct $op"; do
+    printf '%-30s %10s %7s %9s %7s %9s %7s %9s %6s %7s\n' "$row" \
+      "$(fmt "${OPS[$row]}" 0)" "$(ratio "${OPS[$row]}" "${OPS[$redis_row]}")" \
+      "$(fmt "${P50[$row]}" 1)" "$(ratio "${P50[$row]}" "${P50[$redis_row]}")" \
+      "$(fmt "${P99[$row]}" 1)" "$(ratio "${P99[$row]}" "${P99[$redis_row]}")" \
+      "$(fmt "${P999[$row]}" 1)" "$(fmt "${HOPS[$row]}" 2)" "${ERRORS[$row]:--}"
+  done
+  echo
+done

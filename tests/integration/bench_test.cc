@@ -1,0 +1,168 @@
+// Multi-process test of chord-bench (DESIGN.md section 5) against a real 3-node ring (R = 3)
+// on 127.0.0.1: routed gets and puts and direct gets for 2 s each, checked for structure only
+// (requests succeeded, no errors, ordered percentiles, no hops for direct requests; never a
+// speed), plus its usage errors (exit 2) and an unreachable node (exit 3). chord-bench is
+// looked up beside chord-node's build directory (<build>/tools/chord-bench); the tests skip
+// when it has not been built.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/integration/cluster_fixture.h"
+
+namespace chord::testing {
+namespace {
+
+constexpr milliseconds kBenchTimeout(90000);
+constexpr int kNodes = 3;
+constexpr int kReplicas = 3;
+
+// <build>/tools/chord-bench, from CHORD_NODE_BIN = <build>/node/chord-node.
+std::string BenchBinary() {
+  const std::filesystem::path node(CHORD_NODE_BIN);
+  return (node.parent_path().parent_path() / "tools" / "chord-bench").string();
+}
+
+bool BenchBuilt() { return ::access(BenchBinary().c_str(), X_OK) == 0; }
+
+#define SKIP_WITHOUT_BENCH()                                                                     \
+  if (!BenchBuilt()) {                                                                           \
+    GTEST_SKIP() << "chord-bench is not built at " << BenchBinary()                              \
+                 << "; build the chord-bench target (cmake --build build --target chord-bench)"; \
+  }
+
+CommandResult RunBench(const Cluster& cluster, const std::vector<std::string>& args,
+                       milliseconds timeout = kBenchTimeout) {
+  std::vector<std::string> argv = {BenchBinary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv, cluster.dir(), timeout);
+}
+
+// Runs chord-bench with `args` and --json; checks the structural properties of its report and
+// returns it (null on failure).
+nlohmann::json RunAndCheck(const Cluster& cluster, const std::vector<std::string>& args,
+                           const std::string& op, bool direct) {
+  std::vector<std::string> full = args;
+  full.insert(full.end(), {"--op", op, "--seconds", "2", "--clients", "4", "--keys", "300",
+                           "--value-size", "64", "--timeout-ms", "5000", "--json"});
+  if (direct) full.push_back("--direct");
+  const CommandResult r = RunBench(cluster, full);
+  const std::string what = op + (direct ? " --direct" : "");
+  EXPECT_FALSE(r.timed_out) << what;
+  EXPECT_EQ(r.exit_code, 0) << what << "; stderr: " << r.err << " stdout: " << r.out;
+  if (r.exit_code != 0) return nullptr;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  EXPECT_TRUE(j.is_object()) << what << ": stdout is not one JSON object: " << r.out;
+  if (!j.is_object()) return nullptr;
+  bool complete = true;
+  for (const char* field : {"op", "clients", "seconds", "keys", "value_size", "direct", "ops",
+                            "errors", "ops_per_sec", "p50_us", "p99_us", "p999_us", "mean_hops"}) {
+    if (j.contains(field)) continue;
+    ADD_FAILURE() << what << ": no \"" << field << "\" in " << r.out;
+    complete = false;
+  }
+  if (!complete) return nullptr;
+  EXPECT_EQ(j["op"], op) << what;
+  EXPECT_EQ(j["direct"], direct) << what;
+  EXPECT_EQ(j["clients"], 4) << what;
+  EXPECT_EQ(j["keys"], 300) << what;
+  EXPECT_EQ(j["value_size"], 64) << what;
+  EXPECT_GT(j["ops"].get<uint64_t>(), 0u) << what << ": " << r.out;
+  EXPECT_EQ(j["errors"].get<uint64_t>(), 0u) << what << ": " << r.out;
+  EXPECT_GT(j["ops_per_sec"].get<double>(), 0.0) << what;
+  const double p50 = j["p50_us"].get<double>();
+  const double p99 = j["p99_us"].get<double>();
+  const double p999 = j["p999_us"].get<double>();
+  EXPECT_GT(p50, 0.0) << what;
+  EXPECT_LE(p50, p99) << what;
+  EXPECT_LE(p99, p999) << what;
+  EXPECT_GE(j["mean_hops"].get<double>(), 0.0) << what;
+  return j;
+}
+
+TEST_F(ClusterTest, BenchMeasuresRoutedAndDirectRequestsOnThreeNodes) {
+  SKIP_WITHOUT_BENCH();
+  ASSERT_TRUE(cluster().StartNodes(kNodes, WithReplicas(FastNodes(), kReplicas)));
+  const std::vector<std::string> addrs = cluster().RunningAddrs();
+  ASSERT_EQ(addrs.size(), static_cast<size_t>(kNodes));
+  ASSERT_TRUE(WaitForRing(cluster(), addrs));
+  std::vector<std::string> node_args;
+  for (const std::string& addr : addrs) node_args.insert(node_args.end(), {"--node", addr});
+
+  nlohmann::json get = RunAndCheck(cluster(), node_args, "get", /*direct=*/false);
+  if (get.is_object()) {
+    EXPECT_EQ(get["preload_keys"], 300) << get.dump();
+    EXPECT_EQ(get["puts"], 0) << get.dump();
+  }
+
+  nlohmann::json put = RunAndCheck(cluster(), node_args, "put", /*direct=*/false);
+  if (put.is_object()) {
+    EXPECT_EQ(put["gets"], 0) << put.dump();
+  }
+
+  // A smart client: the ring is fetched from one node, every request goes to its key's owner,
+  // which serves it locally: no hops.
+  nlohmann::json direct = RunAndCheck(cluster(), {"--node", addrs[0]}, "get", /*direct=*/true);
+  if (direct.is_object()) {
+    EXPECT_EQ(direct["mean_hops"].get<double>(), 0.0) << direct.dump();
+    EXPECT_EQ(direct["ring_nodes"], kNodes) << direct.dump();
+  }
+
+  // The ring is still whole and every preloaded key is readable through any node.
+  EXPECT_TRUE(WaitForRing(cluster(), addrs));
+  const CommandResult r = cluster().Chordctl({"--node", addrs[2], "get", "key-299"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.size(), 64u + 1u) << r.out;
+}
+
+TEST_F(ClusterTest, BenchRejectsBadFlagsWithExitTwo) {
+  SKIP_WITHOUT_BENCH();
+  const std::vector<std::vector<std::string>> bad = {
+      {"--frobnicate"},
+      {"--node", "127.0.0.1:4000", "--clients", "0"},
+      {"--node", "127.0.0.1:4000", "--clients", "lots"},
+      {"--node", "127.0.0.1:4000", "--op", "scan"},
+      {"--node", "127.0.0.1:4000", "--seconds", "0"},
+      {"--node", "127.0.0.1:4000", "--keys", "0"},
+      {"--node", "127.0.0.1:4000", "--value-size", "2000000"},
+      {"--node", "127.0.0.1:4000", "--op", "get", "--get-ratio", "0.9"},
+      {"--node", "127.0.0.1:4000", "--op", "mix", "--get-ratio", "1.5"},
+      {"--node", "no-port-here"},
+      {"--node", "127.0.0.1:99999"},
+  };
+  for (const std::vector<std::string>& args : bad) {
+    std::string line;
+    for (const std::string& a : args) line += " " + a;
+    const CommandResult r = RunBench(cluster(), args, milliseconds(10000));
+    EXPECT_EQ(r.exit_code, 2) << "chord-bench" << line << "; stderr: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << "chord-bench" << line << " printed: " << r.out;
+    EXPECT_FALSE(r.err.empty()) << "chord-bench" << line << " printed no reason";
+    // One plain sentence: a single line.
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "chord-bench" << line << ": " << r.err;
+  }
+}
+
+TEST_F(ClusterTest, BenchExitsThreeWhenNothingSucceeds) {
+  SKIP_WITHOUT_BENCH();
+  const std::string nobody = LocalAddr(PickFreePort());
+  for (const std::string op : {"put", "get"}) {
+    for (const bool direct : {false, true}) {
+      std::vector<std::string> args = {"--node",       nobody, "--op",      op,
+                                       "--seconds",    "0.5",  "--clients", "2",
+                                       "--timeout-ms", "1000"};
+      if (direct) args.push_back("--direct");
+      const CommandResult r = RunBench(cluster(), args, milliseconds(30000));
+      const std::string what = op + (direct ? " --direct" : "");
+      EXPECT_EQ(r.exit_code, 3) << what << "; stderr: " << r.err;
+      EXPECT_FALSE(r.err.empty()) << what;
+      EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << what << ": " << r.err;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace chord::testing

@@ -1,0 +1,58 @@
+// BenchOptions: what one chord-bench run does (operation, load, key space, routing), as parsed
+// from the command line by main.cc and read by the runner. Plain value type; any thread.
+#ifndef CHORD_TOOLS_BENCH_BENCH_OPTIONS_H_
+#define CHORD_TOOLS_BENCH_BENCH_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace chord::bench {
+
+// The request mix of a run.
+enum class BenchOp { kGet, kPut, kMix };
+
+inline const char* OpName(BenchOp op) {
+  switch (op) {
+    case BenchOp::kGet:
+      return "get";
+    case BenchOp::kPut:
+      return "put";
+    case BenchOp::kMix:
+      return "mix";
+  }
+  return "unknown";
+}
+
+// Defaults and bounds of the command line.
+inline constexpr int kDefaultClients = 16;
+inline constexpr int kMaxClients = 1024;
+inline constexpr double kDefaultSeconds = 10;
+inline constexpr double kMaxSeconds = 24 * 3600;
+inline constexpr uint64_t kDefaultKeys = 10000;
+inline constexpr uint64_t kMaxKeys = 100'000'000;
+inline constexpr uint64_t kDefaultValueBytes = 100;
+inline constexpr uint64_t kMaxValueBytes = 1 << 20;  // chord-node's value limit
+inline constexpr double kDefaultGetRatio = 0.5;
+inline constexpr uint64_t kDefaultTimeoutMs = 5000;
+inline constexpr uint64_t kMaxTimeoutMs = 3600 * 1000;
+inline constexpr uint64_t kDefaultSeed = 1;
+
+struct BenchOptions {
+  std::vector<std::string> nodes;  // HOST:PORT (or HOST:PORT#i) of the nodes to send to
+  int clients = kDefaultClients;   // client threads, one connection set each
+  double seconds = kDefaultSeconds;
+  double warmup_seconds = 0;  // load before the measured window, not recorded
+  BenchOp op = BenchOp::kGet;
+  double get_ratio = kDefaultGetRatio;  // share of gets in a mix
+  uint64_t keys = kDefaultKeys;         // keys key-0 .. key-(keys-1)
+  uint64_t value_bytes = kDefaultValueBytes;
+  bool direct = false;  // send each request to the key's owner, computed here
+  bool json = false;
+  uint64_t timeout_ms = kDefaultTimeoutMs;  // bound of every request
+  uint64_t seed = kDefaultSeed;
+};
+
+}  // namespace chord::bench
+
+#endif  // CHORD_TOOLS_BENCH_BENCH_OPTIONS_H_

@@ -1,0 +1,97 @@
+#include "tools/bench/bench_report.h"
+
+#include <cstdio>
+#include <string>
+
+namespace chord::bench {
+namespace {
+
+// `value` with `decimals` digits after the point.
+std::string Fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, value);
+  return buf;
+}
+
+std::string JoinNodes(const BenchOptions& options) {
+  std::string out;
+  for (const std::string& node : options.nodes) {
+    if (!out.empty()) out += ",";
+    out += node;
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json ReportToJson(const BenchReport& r) {
+  const BenchOptions& o = r.options;
+  nlohmann::ordered_json j;
+  j["op"] = OpName(o.op);
+  j["clients"] = o.clients;
+  j["seconds"] = o.seconds;
+  j["keys"] = o.keys;
+  j["value_size"] = o.value_bytes;
+  j["direct"] = o.direct;
+  j["ops"] = r.ops;
+  j["errors"] = r.errors;
+  j["ops_per_sec"] = r.ops_per_sec;
+  j["p50_us"] = r.p50_us;
+  j["p99_us"] = r.p99_us;
+  j["p999_us"] = r.p999_us;
+  j["mean_hops"] = r.mean_hops;
+  j["mean_us"] = r.mean_us;
+  j["min_us"] = r.min_us;
+  j["max_us"] = r.max_us;
+  j["gets"] = r.gets;
+  j["puts"] = r.puts;
+  j["not_found"] = r.not_found;
+  j["redirects"] = r.redirects;
+  j["ring_refreshes"] = r.ring_refreshes;
+  j["ring_nodes"] = r.ring_nodes;
+  j["elapsed_s"] = r.elapsed_s;
+  j["warmup_s"] = o.warmup_seconds;
+  j["get_ratio"] = o.op == BenchOp::kGet ? 1.0 : o.op == BenchOp::kPut ? 0.0 : o.get_ratio;
+  j["timeout_ms"] = o.timeout_ms;
+  j["seed"] = o.seed;
+  j["nodes"] = o.nodes;
+  j["preload_keys"] = r.preload_keys;
+  j["preload_s"] = r.preload_s;
+  j["last_error"] = r.last_error;
+  return j;
+}
+
+std::string ReportToText(const BenchReport& r) {
+  const BenchOptions& o = r.options;
+  std::string out = "chord-bench: " + std::string(OpName(o.op));
+  if (o.op == BenchOp::kMix) out += " (" + Fixed(o.get_ratio * 100, 0) + "% gets)";
+  out += ", " + std::to_string(o.clients) + " clients, " + Fixed(r.elapsed_s, 1) + " s";
+  if (o.warmup_seconds > 0) out += " after " + Fixed(o.warmup_seconds, 1) + " s of warm-up";
+  out +=
+      ", " + std::to_string(o.keys) + " keys, " + std::to_string(o.value_bytes) + "-byte values, ";
+  if (o.direct) {
+    out += "direct to the owner (" + std::to_string(r.ring_nodes) + " ring positions)\n";
+  } else {
+    out += "routed via " + JoinNodes(o) + "\n";
+  }
+  if (r.preload_keys > 0) {
+    out += "  preload     " + std::to_string(r.preload_keys) + " keys in " + Fixed(r.preload_s, 2) +
+           " s (not timed)\n";
+  }
+  out += "  ops         " + std::to_string(r.ops) + "  (" + Fixed(r.ops_per_sec, 0) + " ops/s)\n";
+  out += "  errors      " + std::to_string(r.errors);
+  if (r.not_found > 0) out += " (" + std::to_string(r.not_found) + " not found)";
+  out += "\n";
+  out += "  latency us  p50 " + Fixed(r.p50_us, 1) + "  p99 " + Fixed(r.p99_us, 1) + "  p999 " +
+         Fixed(r.p999_us, 1) + "  mean " + Fixed(r.mean_us, 1) + "  max " + Fixed(r.max_us, 1) +
+         "\n";
+  out += "  mean hops   " + Fixed(r.mean_hops, 2) + "\n";
+  if (o.direct) {
+    out += "  redirects   " + std::to_string(r.redirects) + " (ring fetched " +
+           std::to_string(r.ring_refreshes) + " times)\n";
+  }
+  if (!r.last_error.empty()) out += "  last error  " + r.last_error + "\n";
+  return out;
+}
+
+}  // namespace chord::bench

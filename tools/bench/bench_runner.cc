@@ -1,0 +1,205 @@
+#include "tools/bench/bench_runner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace chord::bench {
+namespace {
+
+// Pause after a failed request, so that a dead node is not hammered in a tight loop.
+constexpr std::chrono::milliseconds kErrorPause{1};
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+std::chrono::steady_clock::duration ToDuration(double seconds) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(seconds));
+}
+
+// The random generator of client thread `thread`: same seed, same keys.
+std::mt19937_64 ThreadRng(uint64_t seed, int thread) {
+  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                    static_cast<uint32_t>(thread)};
+  return std::mt19937_64(seq);
+}
+
+// `bytes` printable characters.
+std::string RandomValue(std::mt19937_64* rng, uint64_t bytes) {
+  static constexpr char kAlphabet[] =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::uniform_int_distribution<size_t> pick(0, sizeof(kAlphabet) - 2);
+  std::string value(bytes, 'x');
+  for (char& c : value) c = kAlphabet[pick(*rng)];
+  return value;
+}
+
+double NsToUs(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+}  // namespace
+
+BenchRunner::BenchRunner(BenchOptions options) : options_(std::move(options)) {}
+
+std::unique_ptr<BenchClient> BenchRunner::MakeClient(int thread) const {
+  if (router_) return std::make_unique<BenchClient>(*router_, options_.timeout_ms);
+  return std::make_unique<BenchClient>(options_.nodes, static_cast<size_t>(thread),
+                                       options_.timeout_ms);
+}
+
+Status BenchRunner::Preload(BenchReport* report) const {
+  const auto start = Clock::now();
+  const auto deadline = start + kMaxPreloadTime;
+  const int threads =
+      static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(options_.clients), options_.keys));
+  std::atomic<bool> failed{false};
+  std::atomic<uint64_t> written{0};
+  std::mutex error_mu;
+  std::string error;
+  auto fail = [&](std::string why) {
+    std::lock_guard<std::mutex> lock(error_mu);
+    if (error.empty()) error = std::move(why);
+    failed = true;
+  };
+
+  std::vector<std::thread> workers;
+  workers.reserve(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      std::unique_ptr<BenchClient> client = MakeClient(t);
+      std::mt19937_64 rng = ThreadRng(options_.seed ^ 0x5eed, t);
+      const std::string value = RandomValue(&rng, options_.value_bytes);
+      int failed_in_a_row = 0;
+      for (uint64_t k = static_cast<uint64_t>(t); k < options_.keys && !failed;
+           k += static_cast<uint64_t>(threads)) {
+        if (Clock::now() >= deadline) {
+          fail("the preload of " + std::to_string(options_.keys) + " keys did not finish within " +
+               std::to_string(kMaxPreloadTime.count()) + " s; use fewer --keys");
+          return;
+        }
+        OpOutcome outcome;
+        for (int attempt = 0; attempt < kPreloadAttempts && !outcome.ok; ++attempt) {
+          outcome = client->Put(KeyName(k), value);
+        }
+        if (outcome.ok) {
+          failed_in_a_row = 0;
+          ++written;
+          continue;
+        }
+        if (++failed_in_a_row >= kMaxPreloadFailedKeys) {
+          fail("could not preload the keys: " + outcome.error);
+          return;
+        }
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  report->preload_keys = written;
+  report->preload_s = Seconds(Clock::now() - start);
+  if (failed) return Status::Unavailable(error);
+  return Status::Ok();
+}
+
+void BenchRunner::Work(int thread, Clock::time_point measure_start, Clock::time_point end,
+                       Tally* tally) const {
+  std::mt19937_64 rng = ThreadRng(options_.seed, thread);
+  std::uniform_int_distribution<uint64_t> pick_key(0, options_.keys - 1);
+  std::bernoulli_distribution pick_get(options_.op == BenchOp::kGet   ? 1.0
+                                       : options_.op == BenchOp::kPut ? 0.0
+                                                                      : options_.get_ratio);
+  const std::string value = RandomValue(&rng, options_.value_bytes);
+  std::unique_ptr<BenchClient> client = MakeClient(thread);
+  tally->last_done = measure_start;
+
+  for (;;) {
+    const auto t0 = Clock::now();
+    if (t0 >= end) break;
+    const std::string key = KeyName(pick_key(rng));
+    const bool get = pick_get(rng);
+    const OpOutcome outcome = get ? client->Get(key) : client->Put(key, value);
+    const auto t1 = Clock::now();
+    if (t0 >= measure_start) {
+      tally->last_done = t1;
+      tally->redirects += outcome.redirects;
+      if (outcome.ok) {
+        ++tally->ops;
+        ++(get ? tally->gets : tally->puts);
+        tally->hops += outcome.hops;
+        tally->latency.Record(static_cast<uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+      } else {
+        ++tally->errors;
+        if (outcome.not_found) ++tally->not_found;
+        tally->last_error = outcome.error;
+      }
+    }
+    if (!outcome.ok) std::this_thread::sleep_for(kErrorPause);
+  }
+}
+
+Result<BenchReport> BenchRunner::Run() {
+  BenchReport report;
+  report.options = options_;
+  if (options_.direct) {
+    router_.emplace(options_.nodes, options_.timeout_ms);
+    if (Status s = router_->Refresh(); !s.ok()) {
+      return Status::Unavailable(s.message() + "; is chord-node running at the --node address?");
+    }
+    report.ring_nodes = router_->size();
+  }
+  if (options_.op != BenchOp::kPut) {
+    if (Status s = Preload(&report); !s.ok()) return s;
+  }
+
+  const int clients = options_.clients;
+  std::vector<Tally> tallies(static_cast<size_t>(clients));
+  const auto start = Clock::now();
+  const auto measure_start = start + ToDuration(options_.warmup_seconds);
+  const auto end = measure_start + ToDuration(options_.seconds);
+  std::vector<std::thread> workers;
+  workers.reserve(static_cast<size_t>(clients));
+  for (int t = 0; t < clients; ++t) {
+    workers.emplace_back([this, t, measure_start, end, &tallies] {
+      Work(t, measure_start, end, &tallies[static_cast<size_t>(t)]);
+    });
+  }
+  for (std::thread& w : workers) w.join();
+
+  LatencyHistogram latency;
+  uint64_t hops = 0;
+  auto last_done = end;
+  for (const Tally& tally : tallies) {
+    latency.Merge(tally.latency);
+    report.ops += tally.ops;
+    report.gets += tally.gets;
+    report.puts += tally.puts;
+    report.errors += tally.errors;
+    report.not_found += tally.not_found;
+    report.redirects += tally.redirects;
+    hops += tally.hops;
+    last_done = std::max(last_done, tally.last_done);
+    if (report.last_error.empty()) report.last_error = tally.last_error;
+  }
+  report.elapsed_s = Seconds(last_done - measure_start);
+  report.ops_per_sec =
+      report.elapsed_s > 0 ? static_cast<double>(report.ops) / report.elapsed_s : 0.0;
+  report.p50_us = NsToUs(latency.ValueAtPercentile(50));
+  report.p99_us = NsToUs(latency.ValueAtPercentile(99));
+  report.p999_us = NsToUs(latency.ValueAtPercentile(99.9));
+  report.mean_us = latency.Mean() / 1000.0;
+  report.min_us = NsToUs(latency.min());
+  report.max_us = NsToUs(latency.max());
+  report.mean_hops =
+      report.ops > 0 ? static_cast<double>(hops) / static_cast<double>(report.ops) : 0.0;
+  // Refreshes made by the client threads are not visible here (each has its own copy); the
+  // redirects count them: one refresh per redirect, plus the initial fetch.
+  report.ring_refreshes = router_ ? router_->refreshes() + report.redirects : 0;
+  return report;
+}
+
+}  // namespace chord::bench
