@@ -1,6 +1,7 @@
 // Multi-process test of chordctl's input limits and exit codes (DESIGN.md section 5): keys up
 // to 1 KiB, values up to 1 MiB, exit 2 for bad input with a message on stderr, exit 3 when
-// the node cannot be reached.
+// the node cannot be reached; the same contract for ring --svg, check, watch and load (their
+// behaviour is tested in chordctl_tools_test.cc).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -15,6 +16,8 @@ namespace {
 constexpr size_t kMaxKeyBytes = 1024;
 constexpr size_t kMaxValueBytes = 1 << 20;
 
+class ChordctlTest : public ClusterTest {};
+
 std::string WriteFile(const std::string& path, const std::string& contents) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << contents;
@@ -22,7 +25,7 @@ std::string WriteFile(const std::string& path, const std::string& contents) {
   return path;
 }
 
-TEST_F(ClusterTest, ChordctlRejectsBadInputAndReportsUnreachableNodes) {
+TEST_F(ChordctlTest, RejectsBadInputAndReportsUnreachableNodes) {
   NodeProcess* node = cluster().StartNode(FastNodes());
   ASSERT_NE(node, nullptr);
   const std::string addr = node->addr();
@@ -90,6 +93,62 @@ TEST_F(ClusterTest, ChordctlRejectsBadInputAndReportsUnreachableNodes) {
     EXPECT_FALSE(r.err.empty()) << args[0] << " against " << nowhere << " printed no reason";
   }
   EXPECT_TRUE(node->IsRunning());
+}
+
+TEST_F(ChordctlTest, RingToolsFollowTheExitCodeContract) {
+  NodeProcess* node = cluster().StartNode(FastNodes());
+  ASSERT_NE(node, nullptr);
+  const std::string addr = node->addr();
+  const std::string input = WriteFile(cluster().dir() + "/one.tsv", "k\tv\n");
+
+  // Usage errors: exit 2 with a reason on stderr.
+  for (const std::vector<std::string>& args : {
+           std::vector<std::string>{"load"},
+           std::vector<std::string>{"load", cluster().dir() + "/missing.tsv"},
+           std::vector<std::string>{"load", input, "--parallel", "0"},
+           std::vector<std::string>{"watch", "--interval-ms", "0"},
+           std::vector<std::string>{"watch", "--count", "-1"},
+           std::vector<std::string>{"ring", "--svg", cluster().dir() + "/x.svg", "--json"},
+           std::vector<std::string>{"ring", "--svg", cluster().dir() + "/no-such-dir/x.svg"},
+           std::vector<std::string>{"check", "extra"},
+       }) {
+    std::vector<std::string> full = {"--node", addr};
+    full.insert(full.end(), args.begin(), args.end());
+    const CommandResult r = cluster().Chordctl(full);
+    std::string shown;
+    for (const std::string& a : args) shown += " " + a;
+    EXPECT_EQ(r.exit_code, 2) << "chordctl" << shown << "; stdout " << r.out << "; stderr "
+                              << r.err;
+    EXPECT_FALSE(r.err.empty()) << "chordctl" << shown << " printed no reason";
+  }
+
+  // The happy paths exit 0.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"check"}, std::vector<std::string>{"ring"},
+        std::vector<std::string>{"load", input},
+        std::vector<std::string>{"watch", "--count", "1", "--interval-ms", "50"}}) {
+    std::vector<std::string> full = {"--node", addr};
+    full.insert(full.end(), args.begin(), args.end());
+    const CommandResult r = cluster().Chordctl(full);
+    EXPECT_EQ(r.exit_code, 0) << args[0] << ": " << r.out << r.err;
+  }
+
+  // Unreachable --node: exit 3 with a reason, nothing on stdout.
+  const std::string nowhere = LocalAddr(PickFreePort());
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"check"}, std::vector<std::string>{"ring"},
+        std::vector<std::string>{"ring", "--svg", cluster().dir() + "/nowhere.svg"},
+        std::vector<std::string>{"watch", "--count", "1"}, std::vector<std::string>{"load", input},
+        std::vector<std::string>{"dump"}}) {
+    std::vector<std::string> full = {"--node", nowhere};
+    full.insert(full.end(), args.begin(), args.end());
+    const CommandResult r = cluster().Chordctl(full);
+    EXPECT_EQ(r.exit_code, 3) << args[0] << " against " << nowhere << "; stderr: " << r.err;
+    EXPECT_FALSE(r.err.empty()) << args[0] << " against " << nowhere << " printed no reason";
+    EXPECT_EQ(r.out, "") << args[0] << " against " << nowhere;
+  }
+  EXPECT_FALSE(std::ifstream(cluster().dir() + "/nowhere.svg").good())
+      << "ring --svg wrote a file although the ring could not be reached";
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 #include "tools/chordctl/commands.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -11,27 +14,21 @@
 
 #include "node/core/node_config.h"
 #include "protocol/id.h"
+#include "tools/chordctl/progress_line.h"
 #include "tools/chordctl/render.h"
+#include "tools/chordctl/ring_check.h"
+#include "tools/chordctl/ring_survey.h"
+#include "tools/chordctl/ring_svg.h"
+#include "tools/chordctl/ring_table.h"
+#include "tools/chordctl/terminal.h"
+#include "tools/chordctl/text_table.h"
 #include "tools/client/chord_client.h"
 #include "tools/client/ring_walk.h"
 
 namespace chord::ctl {
 namespace {
 
-void PrintError(const std::string& sentence) { std::cerr << "chordctl: " << sentence << "\n"; }
-
-// Exit code and message for a failed client call.
-int ReportStatus(const Status& status) {
-  PrintError(status.message());
-  switch (status.code()) {
-    case Status::Code::kNotFound:
-      return kExitNotFound;
-    case Status::Code::kInvalidArgument:
-      return kExitUsage;
-    default:
-      return kExitUnavailable;
-  }
-}
+constexpr int kDumpProgressBarWidth = 20;
 
 // Exit code and message for a node's non-OK answer `code` with detail `error` to `op`.
 int ReportCode(const CtlOptions& options, const char* op, const std::string& key, wire::Code code,
@@ -92,6 +89,20 @@ void WriteStdout(const std::string& text) {
 }
 
 }  // namespace
+
+void PrintError(const std::string& sentence) { std::cerr << "chordctl: " << sentence << "\n"; }
+
+int ReportStatus(const Status& status) {
+  PrintError(status.message());
+  switch (status.code()) {
+    case Status::Code::kNotFound:
+      return kExitNotFound;
+    case Status::Code::kInvalidArgument:
+      return kExitUsage;
+    default:
+      return kExitUnavailable;
+  }
+}
 
 bool ReadValueFile(const std::string& path, std::string* value) {
   const size_t limit = NodeConfig{}.max_value_bytes + 1;
@@ -168,17 +179,64 @@ int RunStatus(const CtlOptions& options) {
   return kExitOk;
 }
 
-int RunRing(const CtlOptions& options) {
-  Result<RingView> view = WalkRing(options.node, options.timeout_ms);
-  if (!view.ok()) return ReportStatus(view.status());
-  WriteStdout(options.json ? DumpJson(RingJson(*view)) + "\n" : RingText(*view));
+int RunRing(const CtlOptions& options, const std::string& svg_path) {
+  if (options.json) {
+    Result<RingView> view = WalkRing(options.node, options.timeout_ms);
+    if (!view.ok()) return ReportStatus(view.status());
+    WriteStdout(DumpJson(RingJson(*view)) + "\n");
+    return kExitOk;
+  }
+  Result<RingSurvey> survey = SurveyRing({options.node}, {}, options.timeout_ms);
+  if (!survey.ok()) return ReportStatus(survey.status());
+  const RingVerdict verdict = CheckRing(*survey);
+  if (svg_path.empty()) {
+    WriteStdout(RingTable(*survey, verdict));
+    return kExitOk;
+  }
+  const std::string svg = RingSvg(*survey, verdict);
+  const std::string summary = "wrote " + svg_path + ": " +
+                              CountOf(survey->nodes.size(), "node", "nodes") + ", " +
+                              CountOf(survey->TotalKeys(), "key", "keys") + "\n";
+  if (svg_path == "-") {
+    WriteStdout(svg);
+    std::cerr << summary;
+    return kExitOk;
+  }
+  std::FILE* file = std::fopen(svg_path.c_str(), "wb");
+  if (file == nullptr) {
+    PrintError("could not write \"" + svg_path + "\": " + std::strerror(errno) +
+               "; give a writable path with --svg");
+    return kExitUsage;
+  }
+  const bool written = std::fwrite(svg.data(), 1, svg.size(), file) == svg.size();
+  const bool closed = std::fclose(file) == 0;
+  if (!written || !closed) {
+    PrintError("could not write \"" + svg_path + "\" completely; check the free space");
+    return kExitUsage;
+  }
+  WriteStdout(summary);
   return kExitOk;
 }
 
+int RunCheck(const CtlOptions& options) {
+  Result<RingSurvey> survey = SurveyRing({options.node}, {}, options.timeout_ms);
+  if (!survey.ok()) return ReportStatus(survey.status());
+  const RingVerdict verdict = CheckRing(*survey);
+  WriteStdout(VerdictText(verdict));
+  return verdict.ok ? kExitOk : kExitNotFound;
+}
+
 int RunDump(const CtlOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  ProgressLine progress(IsTerminal(STDERR_FILENO));
+  progress.Draw("dump: walking the ring from " + options.node);
   Result<RingView> view = WalkRing(options.node, options.timeout_ms);
-  if (!view.ok()) return ReportStatus(view.status());
+  if (!view.ok()) {
+    progress.Clear();
+    return ReportStatus(view.status());
+  }
   if (!view->consistent) {
+    progress.Clear();
     PrintError("warning: the ring is not consistent (" +
                (view->problems.empty() ? std::string("see chordctl ring") : view->problems[0]) +
                "); the dump may miss or repeat keys");
@@ -191,10 +249,22 @@ int RunDump(const CtlOptions& options) {
   }
   std::vector<std::pair<std::string, std::string>> records;
   const bool alone = view->nodes.size() == 1;
+  size_t listed = 0;
   for (const auto& [process, vnodes] : vnodes_by_process) {
+    progress.Draw(
+        "dump: " +
+        ProgressBar(static_cast<double>(listed) / static_cast<double>(vnodes_by_process.size()),
+                    kDumpProgressBarWidth) +
+        " listing " + process + " (" + std::to_string(listed + 1) + " of " +
+        std::to_string(vnodes_by_process.size()) + " nodes), " + std::to_string(records.size()) +
+        " records so far");
+    ++listed;
     ChordClient client(view->nodes[vnodes.front()].addr, options.timeout_ms);
     Result<std::vector<wire::Record>> list = client.ListKeys(/*with_values=*/true);
-    if (!list.ok()) return ReportStatus(list.status());
+    if (!list.ok()) {
+      progress.Clear();
+      return ReportStatus(list.status());
+    }
     for (wire::Record& record : list.value()) {
       if (record.deleted()) continue;
       // Primary copies only: the key's id is in (ring predecessor, node] of one of them.
@@ -219,6 +289,15 @@ int RunDump(const CtlOptions& options) {
     out += '\n';
   }
   WriteStdout(out);
+  if (progress.enabled()) {
+    progress.Clear();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char took[32];
+    std::snprintf(took, sizeof(took), "%.2f", seconds);
+    progress.Print("dumped " + CountOf(records.size(), "record", "records") + " from " +
+                   CountOf(vnodes_by_process.size(), "node", "nodes") + " in " + took + " s");
+  }
   return kExitOk;
 }
 

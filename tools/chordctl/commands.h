@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "node/core/status.h"
+
 namespace chord::ctl {
 
 // Process exit codes (DESIGN.md section 5).
@@ -23,7 +25,13 @@ struct CtlOptions {
   std::string node = kDefaultNode;
   uint64_t timeout_ms = kDefaultTimeoutMs;
   bool json = false;
+  bool timeout_given = false;  // --timeout-ms was on the command line
 };
+
+// "chordctl: SENTENCE" on stderr.
+void PrintError(const std::string& sentence);
+// Prints a failed client call's message; its exit code (1 not found, 2 usage, 3 otherwise).
+int ReportStatus(const Status& status);
 
 // Reads a value for `put --value-file` from `path` ("-" = stdin), at most one byte more than
 // the value limit (so that RunPut can reject it). False, with the reason on stderr, when the
@@ -35,8 +43,15 @@ int RunGet(const CtlOptions& options, const std::string& key);
 int RunDelete(const CtlOptions& options, const std::string& key);
 int RunLookup(const CtlOptions& options, const std::string& key);
 int RunStatus(const CtlOptions& options);
-int RunRing(const CtlOptions& options);
-// Every live key the ring holds, once, as TSV lines `key<TAB>value`, sorted by key.
+// `ring --json`: the walk as JSON (DESIGN.md section 5). `ring`: the table of ring_table.h
+// (a RingSurvey: the walk plus every node a pointer names). `ring --svg FILE` (FILE "-" is
+// stdout): the picture of ring_svg.h, and one summary line on stdout (stderr for "-").
+// Exit 0 whatever the check finds; 3 when --node is unreachable; 2 when FILE cannot be written.
+int RunRing(const CtlOptions& options, const std::string& svg_path);
+// Only the verdict of ring_check.h: exit 0 on [OK], 1 on [ERR], 3 when --node is unreachable.
+int RunCheck(const CtlOptions& options);
+// Every live key the ring holds, once, as TSV lines `key<TAB>value`, sorted by key. When
+// stderr is a terminal, progress and a summary go there.
 int RunDump(const CtlOptions& options);
 
 }  // namespace chord::ctl

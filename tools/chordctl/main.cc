@@ -1,17 +1,21 @@
 // chordctl: the command-line client of a chord ring (DESIGN.md section 5). Parses the
-// command line with CLI11 and hands over to one function of commands.h. Exit codes: 0 ok,
-// 1 not found, 2 usage, 3 unreachable or timeout.
+// command line with CLI11 and hands over to one Run function (commands.h, watch.h,
+// bulk_load.h). Exit codes: 0 ok, 1 not found (check: [ERR]), 2 usage, 3 unreachable or
+// timeout.
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <string>
 
+#include "tools/chordctl/bulk_load.h"
 #include "tools/chordctl/commands.h"
+#include "tools/chordctl/watch.h"
 
 namespace {
 
 constexpr uint64_t kMaxTimeoutMs = 3600 * 1000;
+constexpr uint64_t kMaxWatchFrames = 1000000000;
 
 int Main(int argc, char** argv) {
   using chord::ctl::CtlOptions;
@@ -22,17 +26,29 @@ int Main(int argc, char** argv) {
   std::string key;
   std::string value;
   std::string value_file;
+  std::string svg_path;
+  chord::ctl::WatchOptions watch_options;
+  chord::ctl::LoadOptions load_options;
 
   CLI::App app{"chordctl: talk to a chord ring (put, get, delete, look up keys; inspect nodes)",
                "chordctl"};
+  app.footer(
+      "Exit codes: 0 ok; 1 not found (get), or [ERR] (check); 2 usage (bad flags, key or value "
+      "too large, malformed load input); 3 node unreachable, timeout, or the ring could not "
+      "complete the request.\nExamples:\n  chordctl ring                      every node, its "
+      "keys, [OK]/[ERR]\n  chordctl ring --svg ring.svg       a picture of the ring\n  "
+      "chordctl watch                     live key counts (Ctrl-C to stop)\n  chordctl dump > "
+      "keys.tsv; chordctl load keys.tsv   export and re-import every key");
   app.require_subcommand(0, 1);
   app.fallthrough();
   app.add_option("--node", options.node,
                  "HOST:PORT of the node to ask, or HOST:PORT#i for its virtual node i (default: "
                  "$CHORD_NODE, then 127.0.0.1:4000)");
-  app.add_option("--timeout-ms", options.timeout_ms, "give up on a node after this many ms")
-      ->check(CLI::Range(uint64_t{1}, kMaxTimeoutMs))
-      ->capture_default_str();
+  CLI::Option* timeout_opt =
+      app.add_option("--timeout-ms", options.timeout_ms,
+                     "give up on a node after this many ms (watch: 2000 unless given)")
+          ->check(CLI::Range(uint64_t{1}, kMaxTimeoutMs))
+          ->capture_default_str();
 
   CLI::App* put = app.add_subcommand("put", "store VALUE under KEY; exit 0 once acknowledged");
   put->add_option("KEY", key, "the key (1 to 1024 bytes)")->required();
@@ -56,12 +72,46 @@ int Main(int argc, char** argv) {
   CLI::App* status = app.add_subcommand("status", "show one node's view of the ring");
   status->add_flag("--json", options.json, "print one JSON object");
 
-  CLI::App* ring =
-      app.add_subcommand("ring", "walk the ring from --node and check that all pointers agree");
-  ring->add_flag("--json", options.json, "print one JSON object");
+  CLI::App* ring = app.add_subcommand(
+      "ring",
+      "walk the ring from --node: one row per ring position (Up, Joining, Leaving, Down) with "
+      "its address, id, primary and replica keys and share, totals, and the pointer check");
+  CLI::Option* ring_json = ring->add_flag("--json", options.json, "print one JSON object");
+  ring->add_option("--svg", svg_path,
+                   "write a picture of the ring to FILE instead (self-contained SVG; - for "
+                   "stdout) and print a one-line summary")
+      ->option_text("FILE")
+      ->excludes(ring_json);
+
+  app.add_subcommand("check",
+                     "print only the ring's pointer check: [OK] ..., or one [ERR] line per "
+                     "disagreement; exit 0 on [OK], 1 on [ERR], 3 if --node is unreachable");
+
+  CLI::App* watch = app.add_subcommand(
+      "watch",
+      "live view of every node's primary and replica keys, redrawn in place on a terminal "
+      "(plain frames otherwise); Ctrl-C to stop");
+  watch->add_option("--interval-ms", watch_options.interval_ms, "refresh every MS milliseconds")
+      ->check(CLI::Range(uint64_t{50}, chord::ctl::kMaxWatchIntervalMs))
+      ->capture_default_str();
+  watch->add_option("--count", watch_options.count, "stop after N frames (0 = until Ctrl-C)")
+      ->check(CLI::Range(uint64_t{0}, kMaxWatchFrames))
+      ->capture_default_str();
+
+  CLI::App* load = app.add_subcommand(
+      "load",
+      "store every record of FILE (- for stdin): TSV key<TAB>value lines as dump writes them, "
+      "or JSON lines {\"key\": ..., \"value\": ...}; exit 2 if lines were malformed (skipped), "
+      "3 if puts failed");
+  load->add_option("FILE", load_options.path, "the input file, or - for stdin")->required();
+  load->add_option("--parallel", load_options.parallel, "connections putting at once")
+      ->check(CLI::Range(1, chord::ctl::kMaxLoadParallel))
+      ->capture_default_str();
 
   CLI::App* dump = app.add_subcommand(
-      "dump", "print every key the ring holds as TSV key<TAB>value (\\t \\n \\\\ escaped)");
+      "dump",
+      "print every key the ring holds as TSV key<TAB>value, sorted by key (\\t \\n \\r \\\\ "
+      "escaped; chordctl load reads it back)");
 
   try {
     app.parse(argc, argv);
@@ -70,6 +120,7 @@ int Main(int argc, char** argv) {
     std::cerr << "chordctl: " << e.what() << "; run chordctl --help for usage\n";
     return chord::ctl::kExitUsage;
   }
+  options.timeout_given = timeout_opt->count() > 0;
 
   if (put->parsed()) {
     if (value_opt->count() == 0 && value_file_opt->count() == 0) {
@@ -86,10 +137,13 @@ int Main(int argc, char** argv) {
   if (del->parsed()) return chord::ctl::RunDelete(options, key);
   if (lookup->parsed()) return chord::ctl::RunLookup(options, key);
   if (status->parsed()) return chord::ctl::RunStatus(options);
-  if (ring->parsed()) return chord::ctl::RunRing(options);
+  if (ring->parsed()) return chord::ctl::RunRing(options, svg_path);
+  if (app.got_subcommand("check")) return chord::ctl::RunCheck(options);
+  if (watch->parsed()) return chord::ctl::RunWatch(options, watch_options);
+  if (load->parsed()) return chord::ctl::RunLoad(options, load_options);
   if (dump->parsed()) return chord::ctl::RunDump(options);
-  std::cerr << "chordctl: no command given (put, get, del, lookup, status, ring or dump); run "
-               "chordctl --help for usage\n";
+  std::cerr << "chordctl: no command given (put, get, del, lookup, status, ring, check, watch, "
+               "load or dump); run chordctl --help for usage\n";
   return chord::ctl::kExitUsage;
 }
 

@@ -1,18 +1,15 @@
 #include "tools/chordctl/render.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <map>
-#include <optional>
 #include <sstream>
 
 #include "protocol/id.h"
+#include "tools/chordctl/text_table.h"
 
 namespace chord::ctl {
 namespace {
 
 constexpr size_t kMaxQuotedKeyBytes = 60;
-constexpr int kTableIdHexDigits = 12;
 
 // 40 lowercase hex digits for a wire id; any byte string that is not 20 bytes long is
 // shown byte by byte so that nothing is hidden.
@@ -33,28 +30,6 @@ std::string NodeText(const wire::NodeInfo& info) {
   if (!IsSet(info)) return "(none)";
   return info.addr() + " [" + HexOfIdBytes(info.id()).substr(0, kTableIdHexDigits) + "]";
 }
-
-std::string Percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f%%", fraction * 100.0);
-  return buf;
-}
-
-std::string PadRight(const std::string& s, size_t width) {
-  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
-}
-
-std::string PadLeft(const std::string& s, size_t width) {
-  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
-}
-
-// What the ring positions of one process add up to in the ring table.
-struct ProcessTotals {
-  int vnodes = 0;
-  uint64_t keys = 0;
-  uint64_t replica_keys = 0;
-  double share = 0.0;
-};
 
 }  // namespace
 
@@ -125,6 +100,7 @@ nlohmann::json RingJson(const RingView& view) {
         {"successor", s.successors().empty() ? nlohmann::json(nullptr) : NodeJson(s.successors(0))},
         {"joined", s.joined()},
         {"leaving", s.leaving()},
+        {"state", s.leaving() ? "Leaving" : (s.joined() ? "Up" : "Joining")},
     });
   }
   return nlohmann::json{{"nodes", std::move(nodes)},
@@ -183,78 +159,6 @@ std::string StatusText(const wire::StatusResponse& status) {
                            std::to_string(d.keys_repaired()) + " keys repaired");
   line("dropped", std::to_string(d.keys_dropped()) + " copies no longer held; " +
                       std::to_string(d.tombstones_purged()) + " tombstones purged");
-  return out.str();
-}
-
-std::string RingText(const RingView& view) {
-  // KEYS: records the node owns as primary; REPLICA KEYS: copies it holds for other owners.
-  const std::vector<std::string> header = {"ID", "ADDRESS", "KEYS", "REPLICA KEYS", "SHARE"};
-  std::vector<std::vector<std::string>> rows;
-  uint64_t total_keys = 0;
-  uint64_t total_replicas = 0;
-  for (size_t i = 0; i < view.nodes.size(); ++i) {
-    const RingNode& node = view.nodes[i];
-    double share = 1.0;
-    if (view.nodes.size() > 1) {
-      share = Id::Distance(view.RingPredecessor(i).id, node.id).ToUnitFraction();
-    }
-    total_keys += node.status.keys();
-    total_replicas += node.status.replica_keys();
-    std::string addr = node.addr;
-    if (node.status.leaving()) addr += " (leaving)";
-    if (!node.status.joined()) addr += " (joining)";
-    rows.push_back({node.id.ShortHex(kTableIdHexDigits), addr, std::to_string(node.status.keys()),
-                    std::to_string(node.status.replica_keys()), Percent(share)});
-  }
-  std::vector<size_t> width(header.size());
-  for (size_t c = 0; c < header.size(); ++c) {
-    width[c] = header[c].size();
-    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
-  }
-  std::ostringstream out;
-  auto emit = [&](const std::vector<std::string>& row) {
-    // id and address left-aligned, numbers right-aligned.
-    out << PadRight(row[0], width[0]) << "  " << PadRight(row[1], width[1]) << "  "
-        << PadLeft(row[2], width[2]) << "  " << PadLeft(row[3], width[3]) << "  "
-        << PadLeft(row[4], width[4]) << "\n";
-  };
-  emit(header);
-  for (const auto& row : rows) emit(row);
-  // Virtual nodes: one line per process with what its ring positions add up to.
-  std::map<std::string, ProcessTotals> processes;
-  bool any_vnode = false;
-  for (size_t i = 0; i < view.nodes.size(); ++i) {
-    const RingNode& node = view.nodes[i];
-    const size_t hash = node.addr.find('#');
-    any_vnode = any_vnode || hash != std::string::npos;
-    ProcessTotals& p = processes[node.addr.substr(0, hash)];
-    ++p.vnodes;
-    p.keys += node.status.keys();
-    p.replica_keys += node.status.replica_keys();
-    p.share += view.nodes.size() > 1
-                   ? Id::Distance(view.RingPredecessor(i).id, node.id).ToUnitFraction()
-                   : 1.0;
-  }
-  if (any_vnode) {
-    for (const auto& [process, p] : processes) {
-      out << "process " << process << ": " << p.vnodes << (p.vnodes == 1 ? " vnode, " : " vnodes, ")
-          << p.keys << (p.keys == 1 ? " key, " : " keys, ") << p.replica_keys
-          << (p.replica_keys == 1 ? " replica key, " : " replica keys, ") << Percent(p.share)
-          << " of the ring\n";
-    }
-  }
-  out << "total: " << view.nodes.size() << (view.nodes.size() == 1 ? " node, " : " nodes, ");
-  if (any_vnode) {
-    out << processes.size() << (processes.size() == 1 ? " process, " : " processes, ");
-  }
-  out << total_keys << (total_keys == 1 ? " key, " : " keys, ") << total_replicas
-      << (total_replicas == 1 ? " replica key\n" : " replica keys\n");
-  if (view.consistent) {
-    out << "[OK] all pointers agree\n";
-  } else {
-    if (view.problems.empty()) out << "[ERR] the ring is not consistent\n";
-    for (const std::string& problem : view.problems) out << "[ERR] " << problem << "\n";
-  }
   return out.str();
 }
 

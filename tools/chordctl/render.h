@@ -1,6 +1,7 @@
 // chordctl output: the JSON documents of `lookup --json`, `status --json` and `ring --json`
 // (their fields are the contract of DESIGN.md section 5: add, never rename) and the
-// readable text forms of the same answers. Pure functions; called by chordctl commands.
+// readable text forms of the same answers (the ring table is in ring_table.h). Pure
+// functions; called by chordctl commands.
 #ifndef CHORD_TOOLS_CHORDCTL_RENDER_H_
 #define CHORD_TOOLS_CHORDCTL_RENDER_H_
 
@@ -25,9 +26,6 @@ std::string DumpJson(const nlohmann::json& doc);
 std::string LookupText(const std::string& key, const wire::LookupResponse& lookup);
 // One `name: value` line per field.
 std::string StatusText(const wire::StatusResponse& status);
-// An aligned table, one row per ring position (vnode) with its primary and replica key
-// counts, then per-process totals (with virtual nodes), totals and the pointer check.
-std::string RingText(const RingView& view);
 
 // `key` quoted for an error sentence, shortened when long and with control bytes escaped.
 std::string QuoteKey(const std::string& key);

@@ -1,0 +1,70 @@
+// LoadInput: the input format of `chordctl load`. Each line is either TSV `key<TAB>value`
+// with the escapes `dump` writes (\t \n \r \\; see EscapeTsv in render.h), so that
+// `chordctl dump | chordctl load -` round-trips, or one JSON object
+// {"key": "...", "value": "..."}: a line starting with '{' is read as JSON, unless it is not
+// such an object and holds a tab, when it is TSV with a key that starts with '{' (the one
+// dump line this misreads is a key that is itself such a JSON object, with an empty value).
+// Also the bounded line reader that splits the input. Pure parsing, no network; called by
+// chordctl load.
+#ifndef CHORD_TOOLS_CHORDCTL_LOAD_INPUT_H_
+#define CHORD_TOOLS_CHORDCTL_LOAD_INPUT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace chord::ctl {
+
+// The longest input line read (an escaped 1 KiB key and 1 MiB value fit easily).
+inline constexpr size_t kMaxLoadLineBytes = 8 << 20;
+
+// One parsed input line.
+struct LoadRecord {
+  bool ok = false;
+  bool empty = false;  // a blank line: skipped, neither a record nor an error
+  std::string key;
+  std::string value;
+  std::string error;  // !ok && !empty: what is wrong, without the "line N: " prefix
+};
+
+// Parses one line (without its '\n'; a trailing '\r' is dropped) and checks the key and value
+// against the node's limits (key 1..max_key_bytes, value up to max_value_bytes).
+LoadRecord ParseLoadLine(std::string_view line, size_t max_key_bytes, size_t max_value_bytes);
+
+// Undoes EscapeTsv: \t, \n, \r and \\ . False, with the reason in *error, for any other
+// escape or a lone backslash at the end.
+bool UnescapeTsv(std::string_view field, std::string* out, std::string* error);
+
+// Splits a file descriptor's bytes into lines, at most max_line_bytes each, reading with
+// read(2) so that input typed on a terminal is taken line by line.
+class LineReader {
+ public:
+  LineReader(int fd, size_t max_line_bytes);
+
+  // The next line, without its '\n'. False at the end of the input (or on a read error, see
+  // failed()). A line longer than the maximum comes back empty with *too_long set; the rest
+  // of it is skipped.
+  bool Next(std::string* line, bool* too_long);
+  bool failed() const { return failed_; }
+  const std::string& error() const { return error_; }
+  uint64_t bytes_read() const { return bytes_read_; }
+  // Bytes of the input up to the end of the line Next() returned last.
+  uint64_t consumed() const { return bytes_read_ - (buf_.size() - pos_); }
+
+ private:
+  bool Fill();
+
+  int fd_;
+  size_t max_line_bytes_;
+  std::string buf_;
+  size_t pos_ = 0;
+  bool eof_ = false;
+  bool failed_ = false;
+  std::string error_;
+  uint64_t bytes_read_ = 0;
+};
+
+}  // namespace chord::ctl
+
+#endif  // CHORD_TOOLS_CHORDCTL_LOAD_INPUT_H_
