@@ -3,8 +3,9 @@
 # ring of 5 nodes on free 127.0.0.1 ports, stores 50 keys, adds a 6th node and shows exactly
 # which keys moved to it, lets one node leave gracefully and shows where its keys went, crashes
 # another with SIGKILL (every key has 3 copies, so none is lost) and restarts it on its data
-# directory, then checks that every key still reads back. Stops every node it started on any
-# exit.
+# directory, then checks that every key still reads back. Along the way it shows `chordctl
+# ring`, draws the ring as SVG (demo-output/ring-*.svg) and runs `chordctl watch` during the
+# join and the crash. Stops every node it started on any exit.
 #
 # Environment:
 #   CHORD_BIN_DIR   use the chord-node and chordctl of this build directory and skip the
@@ -12,6 +13,7 @@
 #   JOBS            parallel build jobs (default: number of CPUs)
 #   DEMO_KEYS       how many keys to store (default 50)
 #   DEMO_WAIT_S     bound of every wait, in seconds (default 20)
+#   DEMO_OUT        where the SVG pictures go (default demo-output)
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -25,6 +27,8 @@ NUM_NODES=5
 RUN_DIR=""
 BASE_PORT=""
 DEMO_OK=0
+OUT_DIR="${DEMO_OUT:-demo-output}"
+WATCH_PID=""
 
 if ! [[ "$NUM_KEYS" =~ ^[1-9][0-9]{0,5}$ ]] || ((NUM_KEYS > 100000)); then
   chord_die "DEMO_KEYS must be a number from 1 to 100000"
@@ -64,6 +68,7 @@ ctl() {
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
+  if [[ -n "$WATCH_PID" ]]; then kill "$WATCH_PID" 2>/dev/null || true; fi
   if [[ -n "$RUN_DIR" && -d "$RUN_DIR" ]]; then
     cluster stop >/dev/null 2>&1 || true
     if [[ $DEMO_OK -eq 1 ]]; then
@@ -156,6 +161,22 @@ key_value() {
   echo "hello from user-$1"
 }
 
+# watch_start: `chordctl watch` in the background (plain frames, since its output is a pipe),
+# a frame every 0.7 s for at most 7 frames, while the next step changes the ring.
+watch_start() {
+  ctl watch --interval-ms 700 --count 7 | sed 's/^/  watch| /' &
+  WATCH_PID=$!
+}
+watch_end() {
+  if [[ -n "$WATCH_PID" ]]; then wait "$WATCH_PID" 2>/dev/null || true; fi
+  WATCH_PID=""
+}
+# svg NAME: draws the ring into $OUT_DIR/ring-NAME.svg.
+svg() {
+  mkdir -p "$OUT_DIR"
+  ctl ring --svg "$OUT_DIR/ring-$1.svg" || chord_die "chordctl ring --svg failed"
+}
+
 # ---- the demo -----------------------------------------------------------------------------
 
 RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/chord-demo.XXXXXX")"
@@ -174,15 +195,20 @@ done
 echo "stored $NUM_KEYS keys through $HOST:$BASE_PORT"
 wait_keys
 ctl ring
+svg before
 
 declare -A BEFORE=() AFTER_JOIN=() AFTER_LEAVE=()
 record_owners BEFORE
 
-chord_section "3. Add a 6th node on $HOST:$NEW_PORT"
+chord_section "3. Add a 6th node on $HOST:$NEW_PORT (chordctl watch shows the keys flow)"
+watch_start
+sleep 0.8
 cluster add
 wait_ring $((NUM_NODES + 1))
 wait_keys
+watch_end
 ctl ring
+svg after-join
 record_owners AFTER_JOIN
 
 echo
@@ -241,11 +267,17 @@ CRASHED="${CRASHED##*:}"
 if [[ "$CRASHED" == "$BASE_PORT" ]]; then CRASHED=$((BASE_PORT + 1)); fi
 [[ "$CRASHED" != "$LEAVER" ]] || CRASHED=$((BASE_PORT + 2))
 chord_section "5. Node $HOST:$CRASHED crashes (SIGKILL): its keys have copies on the next 2 nodes"
+watch_start
+sleep 0.8
 cluster kill "$CRASHED"
+ctl check || echo "(chordctl check exits 1 while the ring has not noticed the crash yet)"
 wait_ring $((NUM_NODES - 1))
+watch_end
+ctl check
 echo "user-1 now: $(ctl get user-1) (owner $(owner_of user-1))"
 wait_keys
 ctl ring
+svg after-crash
 
 chord_section "6. Restart $HOST:$CRASHED on its data directory: it rejoins with its keys"
 cluster restart "$CRASHED"
@@ -275,3 +307,4 @@ chord_section "8. Stop the ring"
 cluster stop
 DEMO_OK=1
 chord_section "Demo finished"
+echo "pictures of the ring: $(ls "$OUT_DIR"/ring-*.svg | tr '\n' ' ')(open them in a browser)"
