@@ -26,17 +26,20 @@ fail() {
   exit 1
 }
 
-# A base port with 5 free ports after it.
+# A base port with 5 free ports after it, below the kernel's ephemeral range (which the other
+# tests' free-port picks and every client socket draw from).
 free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-BASE=""
-for ((try = 0; try < 100; try++)); do
-  b=$((41000 + (RANDOM % 1500) * 10))
-  if free "$b" && free $((b + 1)) && free $((b + 2)) && free $((b + 3)) && free $((b + 4)); then
-    BASE=$b
-    break
-  fi
-done
-[[ -n "$BASE" ]] || fail "no free ports"
+pick_base() {
+  local try b
+  for ((try = 0; try < 100; try++)); do
+    b=$((21000 + (RANDOM % 1000) * 10))
+    if free "$b" && free $((b + 1)) && free $((b + 2)) && free $((b + 3)) && free $((b + 4)); then
+      echo "$b"
+      return 0
+    fi
+  done
+  return 1
+}
 ctl() { "$CTL" --node "127.0.0.1:$BASE" --timeout-ms 5000 "$@"; }
 
 # wait_check N: until `chordctl check` is [OK] and the ring has N entries (bounded).
@@ -53,7 +56,17 @@ wait_check() {
   fail "ring did not settle to $want consistent positions"
 }
 
-cluster start 3 --base-port "$BASE" --vnodes 2 || fail "start"
+# A port can still be taken between the check and the bind: then try another base.
+started=0
+for ((attempt = 0; attempt < 4; attempt++)); do
+  BASE="$(pick_base)" || fail "no free ports"
+  if cluster start 3 --base-port "$BASE" --vnodes 2; then
+    started=1
+    break
+  fi
+  cluster stop >/dev/null 2>&1 || true
+done
+[[ $started -eq 1 ]] || fail "start"
 [[ -d "$RUN_DIR/nodes/$BASE/data" ]] || fail "no RocksDB data directory under the run directory"
 wait_check 6
 for i in $(seq 1 60); do ctl put "k$i" "v$i" >/dev/null || fail "put k$i"; done
