@@ -173,6 +173,20 @@ int PickFreePort() {
   return port;
 }
 
+int ConnectLoopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& scratch_dir,
                          milliseconds timeout, const std::string& stdin_path) {
   static int counter = 0;

@@ -73,6 +73,9 @@ bool PollUntil(const std::function<bool()>& done, milliseconds timeout,
 
 // A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read, closed).
 int PickFreePort();
+// A blocking TCP socket connected to 127.0.0.1:port, for raw-protocol tests; -1 on failure.
+// The caller closes it.
+int ConnectLoopback(int port);
 
 struct CommandResult {
   int exit_code = -1;  // -1 if killed by a signal or timed out

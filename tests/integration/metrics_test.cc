@@ -34,21 +34,6 @@ class MetricsTest : public ClusterTest {};
 
 // --- a tiny HTTP client ----------------------------------------------------------------------
 
-// Connects to 127.0.0.1:port; -1 on failure.
-int ConnectLocal(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 bool SendAll(int fd, const std::string& data) {
   size_t sent = 0;
   while (sent < data.size()) {
@@ -108,7 +93,7 @@ struct HttpResponse {
 // Sends `raw` to 127.0.0.1:port and parses the one response the server sends before closing.
 HttpResponse HttpExchange(int port, const std::string& raw) {
   HttpResponse r;
-  const int fd = ConnectLocal(port);
+  const int fd = ConnectLoopback(port);
   if (fd < 0) {
     r.error = "cannot connect to port " + std::to_string(port) + ": " + std::strerror(errno);
     return r;
@@ -469,7 +454,7 @@ TEST_F(MetricsTest, OtherPathsAre404AndGarbageClosesTheConnection) {
   };
   for (const auto& [what, bytes] : garbage) {
     SCOPED_TRACE(what);
-    const int fd = ConnectLocal(port);
+    const int fd = ConnectLoopback(port);
     ASSERT_GE(fd, 0);
     SendAll(fd, bytes);  // may fail part-way once the server has closed
     const ReadOutcome read = ReadUntilClosed(fd, milliseconds(5000));
@@ -493,8 +478,8 @@ TEST_F(MetricsTest, SlowAndIdleConnectionsTimeOut) {
   ASSERT_NE(node, nullptr);
   // One connection sends half a request, another nothing at all; both are closed within the
   // server's request timeout (10 s), and meanwhile other scrapes are answered.
-  const int half = ConnectLocal(port);
-  const int silent = ConnectLocal(port);
+  const int half = ConnectLoopback(port);
+  const int silent = ConnectLoopback(port);
   ASSERT_GE(half, 0);
   ASSERT_GE(silent, 0);
   ASSERT_TRUE(SendAll(half, "GET /metr"));

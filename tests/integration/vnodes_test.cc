@@ -355,20 +355,6 @@ TEST_F(VnodeTest, SingleCopyVnodesKeepEveryKeyWhileSiblingsStabilize) {
   EXPECT_EQ(CountWrongReads({first->addr(), processes[1]->addr()}, keys), 0);
 }
 
-int ConnectLoopback(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // Reads frames from `fd` into `decoder` until one is complete or `timeout` passes.
 bool ReadFrame(int fd, FrameDecoder* decoder, wire::Envelope* out, milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
