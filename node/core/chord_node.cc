@@ -1095,17 +1095,18 @@ void ChordNode::SendTransferBatch(const NodeRef& to, bool for_leave,
   size_t bytes = 0;
   bool more = false;
   std::vector<SentRecord> sent;
-  Status s = !scan ? Status::Ok() : store_->Scan(from_id, to_id, [&](const Id& id, const wire::Record& rec) {
-    const size_t size = rec.key().size() + rec.value().size() + 32;
-    if (!sent.empty() && bytes + size > config_.transfer_batch_bytes) {
-      more = true;
-      return false;
-    }
-    *t->add_records() = rec;
-    sent.push_back(SentRecord{id, rec.key(), rec.version()});
-    bytes += size;
-    return true;
-  });
+  Status s = !scan ? Status::Ok()
+                   : store_->Scan(from_id, to_id, [&](const Id& id, const wire::Record& rec) {
+                       const size_t size = rec.key().size() + rec.value().size() + 32;
+                       if (!sent.empty() && bytes + size > config_.transfer_batch_bytes) {
+                         more = true;
+                         return false;
+                       }
+                       *t->add_records() = rec;
+                       sent.push_back(SentRecord{id, rec.key(), rec.version()});
+                       bytes += size;
+                       return true;
+                     });
   if (!s.ok()) {
     transferring_ = false;
     Log(LogLevel::kError, "cannot read keys to hand over: " + s.message());
@@ -1405,6 +1406,11 @@ void ChordNode::ApplyDirect(const wire::Envelope& request, DataDone done) {
         static_cast<double>(env_->Random() % 1'000'000) <
             config_.read_repair_chance * 1'000'000.0) {
       ReadRepair(rec);
+    }
+    if (s.IsNotFound() && config_.replicas > 1 && !ReplicaTargets().empty()) {
+      // No copy here at all: a new owner may not have received every key yet (with vnodes a
+      // join hand-over is partial). The replicas decide; the newest version they hold wins.
+      return ReadMissFromReplicas(key, std::move(resp), std::move(done));
     }
     return done(std::move(resp));
   }

@@ -46,13 +46,13 @@ struct NodeCounters {
   uint64_t rpc_timeouts = 0;
   uint64_t keys_sent = 0;
   uint64_t keys_received = 0;
-  uint64_t bytes_sent = 0;               // record bytes of hand-overs (join / leave)
-  uint64_t writes_replicated = 0;        // writes this node coordinated as owner
-  uint64_t anti_entropy_rounds = 0;      // digest comparisons with one replica
-  uint64_t anti_entropy_clean = 0;       // ... that found nothing to repair
-  uint64_t anti_entropy_bytes = 0;       // digest, pull and push message bytes sent and received
-  uint64_t keys_repaired = 0;            // records sent or taken by anti-entropy / read repair
-  uint64_t keys_dropped = 0;             // records erased once their holders confirmed them
+  uint64_t bytes_sent = 0;           // record bytes of hand-overs (join / leave)
+  uint64_t writes_replicated = 0;    // writes this node coordinated as owner
+  uint64_t anti_entropy_rounds = 0;  // digest comparisons with one replica
+  uint64_t anti_entropy_clean = 0;   // ... that found nothing to repair
+  uint64_t anti_entropy_bytes = 0;   // digest, pull and push message bytes sent and received
+  uint64_t keys_repaired = 0;        // records sent or taken by anti-entropy / read repair
+  uint64_t keys_dropped = 0;         // records erased once their holders confirmed them
   uint64_t tombstones_purged = 0;
 };
 
@@ -217,6 +217,9 @@ class ChordNode {
   void CoordinateWrite(std::shared_ptr<WriteOp> w);
   void ReadFromReplicas(std::shared_ptr<DataOp> op, std::vector<NodeRef> holders);
   void ReadRepair(const wire::Record& rec);
+  // The owner holds no record for `key`: asks its replica set and answers with the newest
+  // version any of them holds, else with `not_found`.
+  void ReadMissFromReplicas(const std::string& key, wire::DataResponse not_found, DataDone done);
   void AntiEntropyRound();
   void SyncWithReplica(const NodeRef& target, const Id& from, const Id& to,
                        std::shared_ptr<const std::vector<uint64_t>> digests,

@@ -193,6 +193,38 @@ void ChordNode::ReadFromReplicas(std::shared_ptr<DataOp> op, std::vector<NodeRef
   }
 }
 
+void ChordNode::ReadMissFromReplicas(const std::string& key, wire::DataResponse not_found,
+                                     DataDone done) {
+  const std::vector<NodeRef> targets = ReplicaTargets();
+  auto best = std::make_shared<wire::DataResponse>(std::move(not_found));
+  auto pending = std::make_shared<size_t>(targets.size());
+  auto finish = std::make_shared<DataDone>(std::move(done));
+  std::weak_ptr<bool> alive = alive_;
+  for (const NodeRef& t : targets) {
+    wire::Envelope req;
+    auto* g = req.mutable_get();
+    g->set_key(key);
+    g->set_direct(true);
+    g->set_from_replica(true);
+    Call(t, std::move(req), config_.rpc_timeout_ms,
+         [this, alive, best, pending, finish](const wire::Envelope* resp) {
+           if (alive.expired()) return;
+           if (resp != nullptr && resp->has_data_resp()) {
+             const auto& d = resp->data_resp();
+             // A tombstone is a NOT_FOUND with a version: it also counts as newer.
+             if ((d.code() == wire::OK || d.code() == wire::NOT_FOUND) &&
+                 d.version() > best->version()) {
+               const auto owner = best->owner();
+               *best = d;
+               *best->mutable_owner() = owner;
+             }
+           }
+           if (--*pending > 0) return;
+           (*finish)(std::move(*best));
+         });
+  }
+}
+
 void ChordNode::ReadRepair(const wire::Record& rec) {
   // Offer our copy to the replicas; one that holds an older version (or none) stores it.
   for (const NodeRef& t : ReplicaTargets()) SendRecords(t, {rec}, [](bool) {});
@@ -292,8 +324,8 @@ void ChordNode::SyncWithReplica(const NodeRef& target, const Id& from, const Id&
 void ChordNode::PullDifferences(const NodeRef& target, const Id& from, const Id& to,
                                 uint32_t buckets, std::vector<uint32_t> differing,
                                 std::optional<Id> after,
-                                std::shared_ptr<std::vector<wire::Record>> theirs,
-                                int pages_left, std::function<void(bool ok)> done) {
+                                std::shared_ptr<std::vector<wire::Record>> theirs, int pages_left,
+                                std::function<void(bool ok)> done) {
   wire::Envelope pull;
   auto* p = pull.mutable_sync_pull();
   p->set_from_id(from.ToBytes());
