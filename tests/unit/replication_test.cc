@@ -133,11 +133,12 @@ std::optional<wire::DataResponse> Del(SimNetwork& net, const std::string& addr,
 }
 
 // A settled ring of `n` replicated nodes.
-std::vector<std::string> StartRing(SimNetwork& net, int n) {
+std::vector<std::string> StartRing(SimNetwork& net, int n,
+                                   const NodeConfig& config = ReplicatedConfig()) {
   std::vector<std::string> addrs;
   for (int i = 1; i <= n; ++i) {
     addrs.push_back(Addr(i));
-    net.AddNode(Addr(i), ReplicatedConfig(), i == 1 ? "" : Addr(1));
+    net.AddNode(Addr(i), config, i == 1 ? "" : Addr(1));
     net.RunFor(300);
   }
   net.RunFor(5000);
@@ -229,13 +230,7 @@ TEST(ReplicationTest, DeletesAreTombstonesThatReachEveryHolderAndArePurgedLater)
   SimNetwork net(Net(4));
   NodeConfig c = ReplicatedConfig();
   c.tombstone_grace_ms = 20000;
-  std::vector<std::string> addrs;
-  for (int i = 1; i <= 5; ++i) {
-    addrs.push_back(Addr(i));
-    net.AddNode(Addr(i), c, i == 1 ? "" : Addr(1));
-    net.RunFor(300);
-  }
-  net.RunFor(5000);
+  const auto addrs = StartRing(net, 5, c);
   const auto keys = PutKeys(net, Addr(1), 20);
   for (int i = 0; i < 10; ++i) {
     auto r = Del(net, Addr(2), keys[i]);
@@ -348,13 +343,7 @@ TEST(ReplicationTest, AJoinHandOverOfManyBatchesCompletes) {
   SimNetwork net(Net(9));
   NodeConfig c = ReplicatedConfig();
   c.transfer_batch_bytes = 2000;
-  std::vector<std::string> addrs;
-  for (int i = 1; i <= 5; ++i) {
-    addrs.push_back(Addr(i));
-    net.AddNode(Addr(i), c, i == 1 ? "" : Addr(1));
-    net.RunFor(300);
-  }
-  net.RunFor(5000);
+  const auto addrs = StartRing(net, 5, c);
   const auto keys = PutKeys(net, Addr(1), 300);
   ChordNode* joiner = net.AddNode(Addr(9), c, Addr(2));
   std::string why;
@@ -372,8 +361,8 @@ TEST(ReplicationTest, GracefulLeaveKeepsThreeCopies) {
   const auto keys = PutKeys(net, Addr(1), 100);
   net.Leave(Addr(5));
   std::string why;
-  EXPECT_TRUE(net.RunUntil(
-      [&] { return net.live_count() == 5 && PlacedExactly(net, keys, &why); }, 60000))
+  EXPECT_TRUE(
+      net.RunUntil([&] { return net.live_count() == 5 && PlacedExactly(net, keys, &why); }, 60000))
       << why;
 }
 
