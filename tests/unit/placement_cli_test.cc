@@ -13,6 +13,8 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -199,6 +201,40 @@ TEST(PlacementCliTest, BadInputIsOneSentenceAndExitTwo) {
   }
   EXPECT_NE(Placement("move --algo nope").err.find("ring"), std::string::npos)
       << "the error lists the schemes";
+  // Values CLI11 would misread, NaN that passes range checks, flags that do not apply.
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"move --algo ring --keys 1e3", "not a whole number"},
+           {"remove --algo ring --nodes 5 --index 1.0", "not a whole number"},
+           {"move --algo bounded --epsilon nan", "not a finite number"},
+           {"speed --seconds inf", "not a finite number"},
+           {"frobnicate --json", "unknown command \"frobnicate\""},
+           {"move --algo jump --vnodes 7", "--vnodes applies to"},
+           {"balance --algo ring --epsilon 0.5", "--epsilon applies to bounded only"}}) {
+    SCOPED_TRACE(args);
+    const CliRun run = Placement(args);
+    EXPECT_EQ(run.exit_code, 2);
+    EXPECT_NE(run.err.find(says), std::string::npos) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+}
+
+TEST(PlacementCliTest, SchemesThatCannotHoldTheNodesAreListedAsSkipped) {
+  const json j = PlacementJson("memory --nodes 20000 --vnodes 1");
+  std::vector<std::string> skipped;
+  for (const json& s : j["skipped"]) skipped.push_back(s["label"]);
+  EXPECT_EQ(skipped, std::vector<std::string>{"redis"});
+  for (const json& s : j["schemes"]) EXPECT_NE(s["algo"], "redis");
+  EXPECT_EQ(j["schemes"].size(), 9u);  // ten schemes (V = 1: one ring row each), less redis
+}
+
+TEST(PlacementCliTest, BalanceOfExactSchemesNeedsNoKeys) {
+  // Exact arcs for both ring forms; --keys is not used (and not hashed) for them.
+  for (const char* algo : {"ring", "ring-map", "ketama"}) {
+    SCOPED_TRACE(algo);
+    const json j = PlacementJson(std::string("balance --nodes 30 --keys 1 --algo ") + algo);
+    EXPECT_EQ(j["method"], "arcs");
+    EXPECT_FALSE(j.contains("keys"));
+  }
 }
 
 }  // namespace

@@ -745,5 +745,49 @@ TEST(PlacementKademliaTest, OwnersComputedInPython) {
             (std::vector<uint32_t>{1, 1, 2, 1, 1, 5, 2, 5, 2, 5, 1, 5, 6, 1, 5, 5, 2, 2, 1, 6}));
 }
 
+// The std::map ring's exact arcs are the sorted vector's: the two differ only in the vector's
+// node-index bits at the bottom of each point (at most 2^5 of 2^64 per point here).
+TEST(PlacementMapRingTest, ExactSharesAreTheVectorRingsArcs) {
+  const std::vector<std::string> names = NodeNames(20);
+  HashRing vector_ring(50);
+  MapRing map_ring(50);
+  vector_ring.SetNodes(names);
+  map_ring.SetNodes(names);
+  const std::vector<double> a = vector_ring.ExactShares();
+  const std::vector<double> b = map_ring.ExactShares();
+  ASSERT_EQ(a.size(), 20u);
+  ASSERT_EQ(b.size(), 20u);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-12) << names[i];
+  // Independently: the arcs of one node on a 1-point ring of 2 nodes are the two gaps.
+  MapRing two(1);
+  two.SetNodes(NodeNames(2));
+  const double pa = std::ldexp(static_cast<double>(RingPoint("server-a", 0)), -64);
+  const double pb = std::ldexp(static_cast<double>(RingPoint("server-b", 0)), -64);
+  const std::vector<double> shares = two.ExactShares();
+  // server-a owns (pb, pa] going clockwise, wrapping when pa < pb.
+  const double a_share = pa > pb ? pa - pb : 1.0 - (pb - pa);
+  EXPECT_NEAR(shares[0], a_share, 1e-12);
+  EXPECT_NEAR(shares[0] + shares[1], 1.0, 1e-12);
+}
+
+// Clearing the loads makes bounded loads place the same keys exactly as a fresh structure.
+TEST(PlacementBoundedLoadTest, ClearLoadsStartsOver) {
+  const std::vector<KeyHash> keys = HashUserKeys(3000);
+  BoundedLoadRing reused(1, 0.1, keys.size());
+  BoundedLoadRing fresh(1, 0.1, keys.size());
+  reused.SetNodes(NodeNames(7));
+  fresh.SetNodes(NodeNames(7));
+  for (const KeyHash& k : keys) (void)reused.Place(k);
+  reused.ClearLoads();
+  for (const KeyHash& k : keys) ASSERT_EQ(reused.Place(k), fresh.Place(k));
+  EXPECT_EQ(reused.loads(), fresh.loads());
+}
+
+// A NaN or negative epsilon (which the CLI refuses) is treated as 0 rather than cast.
+TEST(PlacementBoundedLoadTest, CapacityOfABadEpsilonIsTheEvenShare) {
+  EXPECT_EQ(BoundedLoadCapacity(std::nan(""), 1000, 4), 250u);
+  EXPECT_EQ(BoundedLoadCapacity(-1.0, 1000, 4), 250u);
+}
+
 }  // namespace
 }  // namespace chord::placement

@@ -2,20 +2,29 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace chord::placement {
 
 uint64_t BoundedLoadCapacity(double epsilon, uint64_t keys, uint32_t nodes) {
+  if (!std::isfinite(epsilon) || epsilon < 0) epsilon = 0;
+  if (nodes == 0) return 1;
   const long double exact = (1.0L + epsilon) * static_cast<long double>(keys) / nodes;
   // Rounded to 1e-9 first, so that a quotient that is mathematically whole (1.5 * 1000 / 3)
   // is not pushed to the next integer by floating-point error.
   const long double rounded = std::round(exact * 1e9L) / 1e9L;
+  if (rounded >= 1.8e19L) return std::numeric_limits<uint64_t>::max();
   return std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(rounded)));
 }
 
 void BoundedLoadRing::SetNodes(std::span<const std::string> nodes) {
   ring_.SetNodes(nodes);
   loads_.assign(nodes.size(), 0);
+  placed_ = 0;
+}
+
+void BoundedLoadRing::ClearLoads() {
+  std::fill(loads_.begin(), loads_.end(), 0);
   placed_ = 0;
 }
 

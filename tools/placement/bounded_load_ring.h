@@ -14,6 +14,7 @@
 namespace chord::placement {
 
 // ceil((1 + epsilon) * keys / nodes), computed so that exact quotients are not rounded up.
+// epsilon must be finite and non-negative (the CLI checks); anything else is treated as 0.
 [[nodiscard]] uint64_t BoundedLoadCapacity(double epsilon, uint64_t keys, uint32_t nodes);
 
 class BoundedLoadRing final : public Placement {
@@ -23,6 +24,7 @@ class BoundedLoadRing final : public Placement {
 
   void SetNodes(std::span<const std::string> nodes) override;
   [[nodiscard]] uint32_t Place(const KeyHash& key) override;
+  void ClearLoads() override;
   [[nodiscard]] size_t MemoryBytes() const override {
     return ring_.MemoryBytes() + loads_.capacity() * sizeof(uint64_t);
   }

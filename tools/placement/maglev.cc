@@ -32,8 +32,11 @@ void Maglev::SetNodes(std::span<const std::string> nodes) {
 }
 
 std::vector<double> Maglev::ExactShares() const {
-  std::vector<double> shares(node_count_, 0.0);
-  for (const uint32_t node : table_) shares[node] += 1.0 / table_size_;
+  std::vector<uint64_t> entries(node_count_, 0);
+  for (const uint32_t node : table_) ++entries[node];
+  std::vector<double> shares;
+  shares.reserve(node_count_);
+  for (const uint64_t n : entries) shares.push_back(static_cast<double>(n) / table_size_);
   return shares;
 }
 

@@ -22,8 +22,10 @@ class MapRing final : public Placement {
   [[nodiscard]] uint32_t Place(const KeyHash& key) override;
   // Bytes the map's nodes requested from the heap (the map object itself included).
   [[nodiscard]] size_t MemoryBytes() const override;
+  [[nodiscard]] std::vector<double> ExactShares() const override;
 
  private:
+  uint32_t node_count_ = 0;
   using Map = std::map<uint64_t, uint32_t, std::less<>,
                        CountingAllocator<std::pair<const uint64_t, uint32_t>>>;
 

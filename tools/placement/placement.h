@@ -26,6 +26,9 @@ class Placement {
   // side effect: the key counts towards its node's load.
   [[nodiscard]] virtual uint32_t Place(const KeyHash& key) = 0;
 
+  // Bounded loads: forgets the keys placed so far (the membership stays). Others: nothing.
+  virtual void ClearLoads() {}
+
   // Bytes of the lookup structure (what a client must keep to place keys).
   [[nodiscard]] virtual size_t MemoryBytes() const = 0;
 

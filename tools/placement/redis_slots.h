@@ -1,6 +1,7 @@
 // RedisSlots: Redis Cluster's placement. A key's slot is CRC16-XMODEM of its hash tag mod
 // 16384; a slot table says which node serves each slot. The first membership splits the
-// slots evenly into contiguous ranges (as `redis-cli --cluster create` does); later changes
+// slots evenly into contiguous ranges (node i: [floor(i*16384/N), floor((i+1)*16384/N)); the
+// boundaries can differ by one slot from redis-cli's float cursor); later changes
 // rebalance like `redis-cli --cluster rebalance`: slots of departed nodes and surplus slots of
 // nodes above their even share move to nodes below it, nothing else moves. Stateful across
 // SetNodes calls, matched by node name. One object per thread.

@@ -82,6 +82,11 @@ bool IsMonotone(Scheme scheme) {
   return false;
 }
 
+bool HasExactShares(Scheme scheme) {
+  return scheme == Scheme::kRing || scheme == Scheme::kRingMap || scheme == Scheme::kKetama ||
+         scheme == Scheme::kMaglev;
+}
+
 bool UsesVnodes(Scheme scheme) {
   return scheme == Scheme::kRing || scheme == Scheme::kRingMap || scheme == Scheme::kBounded;
 }

@@ -43,6 +43,9 @@ struct SchemeOptions {
 [[nodiscard]] std::string SchemeNameList();
 // Whether growth moves keys only to new nodes (by definition, not measurement).
 [[nodiscard]] bool IsMonotone(Scheme scheme);
+// Whether the structure gives each node's exact share of the key space (ring arcs, Ketama
+// arcs, Maglev's table), so balance needs no counted keys.
+[[nodiscard]] bool HasExactShares(Scheme scheme);
 // Whether the scheme uses SchemeOptions::vnodes.
 [[nodiscard]] bool UsesVnodes(Scheme scheme);
 

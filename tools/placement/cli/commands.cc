@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tools/placement/crc16.h"
@@ -68,6 +69,35 @@ std::string Bytes(size_t bytes) {
 
 // Keys and strings come from the command line and need not be UTF-8: invalid bytes print as
 // U+FFFD rather than failing.
+// Why a scheme cannot hold `nodes` nodes, or empty when it can.
+std::string SkipReason(const Variant& v, uint32_t nodes) {
+  if (v.scheme == Scheme::kMaglev && nodes > v.options.maglev_table_size) {
+    return "its table has " + std::to_string(v.options.maglev_table_size) +
+           " entries, fewer than the nodes";
+  }
+  if (v.scheme == Scheme::kRedis && nodes > kRedisSlots) return "it has 16384 slots";
+  return "";
+}
+
+struct Skipped {
+  std::string label;
+  std::string reason;
+};
+
+json SkippedJson(const std::vector<Skipped>& skipped) {
+  json list = json::array();
+  for (const Skipped& s : skipped) list.push_back({{"label", s.label}, {"reason", s.reason}});
+  return list;
+}
+
+std::string SkippedText(const std::vector<Skipped>& skipped, uint32_t nodes) {
+  std::string t;
+  for (const Skipped& s : skipped) {
+    t += "  (" + s.label + " not run on " + std::to_string(nodes) + " nodes: " + s.reason + ")\n";
+  }
+  return t;
+}
+
 void PrintJson(const json& j) {
   std::cout << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
 }
@@ -82,9 +112,13 @@ std::string CountsTable(const std::vector<std::string>& before_nodes,
                         const std::vector<std::string>& after_nodes,
                         const std::vector<uint64_t>& after) {
   std::string t = "  node              before    after\n";
+  std::unordered_map<std::string, size_t> before_index;
+  std::unordered_map<std::string, size_t> after_index;
+  for (size_t i = 0; i < before_nodes.size(); ++i) before_index.emplace(before_nodes[i], i);
+  for (size_t i = 0; i < after_nodes.size(); ++i) after_index.emplace(after_nodes[i], i);
   std::vector<std::string> names = before_nodes;
   for (const std::string& name : after_nodes) {
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    if (before_index.count(name) == 0) names.push_back(name);
   }
   constexpr size_t kMaxRows = 40;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -92,13 +126,13 @@ std::string CountsTable(const std::vector<std::string>& before_nodes,
       t += Format("  ... %zu more nodes (--json lists all)\n", names.size() - kMaxRows);
       break;
     }
-    auto count = [&](const std::vector<std::string>& nodes, const std::vector<uint64_t>& counts) {
-      const auto it = std::find(nodes.begin(), nodes.end(), names[i]);
-      return it == nodes.end() ? std::string("-")
-                               : std::to_string(counts[static_cast<size_t>(it - nodes.begin())]);
+    auto count = [&](const std::unordered_map<std::string, size_t>& index,
+                     const std::vector<uint64_t>& counts) {
+      const auto it = index.find(names[i]);
+      return it == index.end() ? std::string("-") : std::to_string(counts[it->second]);
     };
-    t += Format("  %-16s %7s  %7s\n", names[i].c_str(), count(before_nodes, before).c_str(),
-                count(after_nodes, after).c_str());
+    t += Format("  %-16s %7s  %7s\n", names[i].c_str(), count(before_index, before).c_str(),
+                count(after_index, after).c_str());
   }
   return t;
 }
@@ -132,7 +166,7 @@ int RunMoveCommand(const CommonFlags& flags, Scheme scheme, uint32_t from, uint3
                          from, to, KeysPhrase(keys).c_str());
   t += CountsTable(before_nodes, r.before, after_nodes, r.after);
   t += Format("moved %" PRIu64 " of %" PRIu64
-              " keys (%s); the least possible is %s; "
+              " keys (%s); a perfectly even scheme moves %s; "
               "%" PRIu64 " moved between nodes present before and after\n",
               r.moved, r.keys, Percent(r.moved_fraction).c_str(), Percent(r.ideal_fraction).c_str(),
               r.moved_between_old);
@@ -184,9 +218,8 @@ int RunRemoveCommand(const CommonFlags& flags, Scheme scheme, uint32_t nodes, ui
 }
 
 int RunBalanceCommand(const CommonFlags& flags, Scheme scheme, uint32_t nodes, uint64_t keys) {
-  const std::vector<KeyHash> hashed = MakePlacement(scheme, flags.options)->ExactShares().empty()
-                                          ? HashUserKeys(keys)
-                                          : std::vector<KeyHash>{};
+  const std::vector<KeyHash> hashed =
+      HasExactShares(scheme) ? std::vector<KeyHash>{} : HashUserKeys(keys);
   const BalanceReport r = RunBalance(scheme, flags.options, nodes, hashed);
   if (flags.json) {
     json j = SchemeJson(scheme, flags.options);
@@ -220,9 +253,13 @@ int RunSpeedCommand(const CommonFlags& flags, uint32_t nodes, double seconds) {
   };
   std::vector<Row> rows;
   double jump_ns = 0;
-  for (const Variant& v : CompareVariants(flags.options)) {
-    if (v.scheme == Scheme::kMaglev && nodes > v.options.maglev_table_size) continue;
-    if (v.scheme == Scheme::kRedis && nodes > kRedisSlots) continue;
+  std::vector<Skipped> skipped;
+  for (Variant v : CompareVariants(flags.options)) {
+    if (const std::string why = SkipReason(v, nodes); !why.empty()) {
+      skipped.push_back({v.Label(), why});
+      continue;
+    }
+    v.options.expected_keys = keys.size();  // bounded: each pass places these keys
     auto placement = MakePlacement(v.scheme, v.options);
     placement->SetNodes(NodeNames(nodes));
     const double ns = MeasureLookupNs(*placement, keys, seconds);
@@ -246,6 +283,7 @@ int RunSpeedCommand(const CommonFlags& flags, uint32_t nodes, double seconds) {
                {"nodes", nodes},
                {"lookup_keys", keys.size()},
                {"schemes", schemes},
+               {"skipped", SkippedJson(skipped)},
                {"key_hashes", key_hashes}});
     return kExitOk;
   }
@@ -258,6 +296,7 @@ int RunSpeedCommand(const CommonFlags& flags, uint32_t nodes, double seconds) {
     t += Format("  %-26s %11.1f  %7.2f\n", row.variant.Label().c_str(), row.ns,
                 jump_ns > 0 ? row.ns / jump_ns : 0);
   }
+  t += SkippedText(skipped, nodes);
   t += "key hashes (ns per key, paid once per lookup on top):\n";
   for (const KeyHashCost& h : hashes) {
     t += Format("  %-10s %8.1f   %s\n", h.hash.c_str(), h.ns, h.used_by.c_str());
@@ -272,9 +311,12 @@ int RunMemoryCommand(const CommonFlags& flags, uint32_t nodes) {
     size_t bytes;
   };
   std::vector<Row> rows;
+  std::vector<Skipped> skipped;
   for (const Variant& v : CompareVariants(flags.options)) {
-    if (v.scheme == Scheme::kMaglev && nodes > v.options.maglev_table_size) continue;
-    if (v.scheme == Scheme::kRedis && nodes > kRedisSlots) continue;
+    if (const std::string why = SkipReason(v, nodes); !why.empty()) {
+      skipped.push_back({v.Label(), why});
+      continue;
+    }
     auto placement = MakePlacement(v.scheme, v.options);
     placement->SetNodes(NodeNames(nodes));
     rows.push_back({v, placement->MemoryBytes()});
@@ -286,7 +328,10 @@ int RunMemoryCommand(const CommonFlags& flags, uint32_t nodes) {
       j["bytes"] = row.bytes;
       schemes.push_back(j);
     }
-    PrintJson({{"experiment", "memory"}, {"nodes", nodes}, {"schemes", schemes}});
+    PrintJson({{"experiment", "memory"},
+               {"nodes", nodes},
+               {"schemes", schemes},
+               {"skipped", SkippedJson(skipped)}});
     return kExitOk;
   }
   std::string t = Format("memory of the lookup structure for %u nodes\n", nodes);
@@ -295,6 +340,7 @@ int RunMemoryCommand(const CommonFlags& flags, uint32_t nodes) {
     t += Format("  %-26s %13zu  %10s\n", row.variant.Label().c_str(), row.bytes,
                 Bytes(row.bytes).c_str());
   }
+  t += SkippedText(skipped, nodes);
   t += "(ring-map counts the heap bytes its std::map nodes requested; malloc adds its own "
        "overhead per node on top)\n";
   std::cout << t;
@@ -326,7 +372,7 @@ int RunCompareCommand(const CommonFlags& flags, const CompareOptions& options) {
   }
   std::string t = Format("compare: %u -> %u nodes, %s; balance and memory at %u nodes\n",
                          options.from, options.to, KeysPhrase(options.keys).c_str(), options.to);
-  t += "  scheme                    moved  (least)  old->old  max/mean  99% interval"
+  t += "  scheme                    moved   (even)  old->old  max/mean  99% interval"
        "         memory  ns/lookup\n";
   for (const CompareRow& row : rows) {
     t += Format("  %-22s %7s %8s %9" PRIu64 " %9.2f   %.2f - %.2f %14s %10.1f\n",
@@ -335,9 +381,11 @@ int RunCompareCommand(const CommonFlags& flags, const CompareOptions& options) {
                 row.balance.stats.max_over_mean, row.balance.stats.ci99_low,
                 row.balance.stats.ci99_high, Bytes(row.memory_bytes).c_str(), row.ns_per_lookup);
   }
-  t += Format("balance from exact shares for ring, ketama and maglev; from %" PRIu64
-              " counted keys for the others. ns/lookup excludes hashing the key.\n",
-              options.balance_keys);
+  t += Format(
+      "(even): what a perfectly even scheme moves, the new nodes' share. Balance from "
+      "exact shares for ring, ring-map, ketama and maglev; from %" PRIu64
+      " counted keys for the others. ns/lookup excludes hashing the key.\n",
+      options.balance_keys);
   std::cout << t;
   return kExitOk;
 }
