@@ -11,10 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/sim_test_options.h"
 #include "tools/sim/sim_network.h"
 
 namespace chord {
 namespace {
+
+using test_support::Net;
 
 using sim::SimNetwork;
 using sim::SimOptions;
@@ -28,14 +31,6 @@ NodeConfig FastConfig(int successors = 4) {
   c.stabilize_ms = 200;
   c.rpc_timeout_ms = 300;
   return c;
-}
-
-SimOptions Net(uint64_t seed) {
-  SimOptions o;
-  o.seed = seed;
-  o.mean_latency_ms = 5;
-  o.min_latency_ms = 1;
-  return o;
 }
 
 // Sorted ids of the given addresses, computed independently of the nodes' own state.

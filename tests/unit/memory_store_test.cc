@@ -17,30 +17,19 @@
 #include <vector>
 
 #include "node/storage/rocksdb_store.h"
+#include "tests/unit/store_test_records.h"
 
 namespace chord {
 namespace {
 
-// An id from a short hex suffix, zero-padded on the left: IdOf("ff") is 255.
-Id IdOf(const std::string& low_hex) {
-  auto id = Id::FromHex(std::string(40 - low_hex.size(), '0') + low_hex);
-  EXPECT_TRUE(id.has_value()) << low_hex;
-  return id.value_or(Id());
-}
+using test_support::IdOf;
+using test_support::MakeRecord;
 
 // An id from a short hex prefix, padded with `fill`: HighId("8", '0') is 2^159.
 Id HighId(const std::string& high_hex, char fill) {
   auto id = Id::FromHex(high_hex + std::string(40 - high_hex.size(), fill));
   EXPECT_TRUE(id.has_value()) << high_hex;
   return id.value_or(Id());
-}
-
-wire::Record MakeRecord(const std::string& key, const std::string& value, uint64_t version = 1) {
-  wire::Record r;
-  r.set_key(key);
-  r.set_value(value);
-  r.set_version(version);
-  return r;
 }
 
 // Every (id, key) a scan of (from, to] visits, in visiting order.

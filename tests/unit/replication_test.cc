@@ -15,10 +15,13 @@
 #include "node/core/record_order.h"
 #include "node/storage/memory_store.h"
 #include "protocol/id.h"
+#include "tests/unit/sim_test_options.h"
 #include "tools/sim/sim_network.h"
 
 namespace chord {
 namespace {
+
+using test_support::Net;
 
 using sim::SimNetwork;
 using sim::SimOptions;
@@ -36,14 +39,6 @@ NodeConfig ReplicatedConfig() {
   c.anti_entropy_ms = 1000;
   c.read_repair_chance = 0;
   return c;
-}
-
-SimOptions Net(uint64_t seed) {
-  SimOptions o;
-  o.seed = seed;
-  o.mean_latency_ms = 5;
-  o.min_latency_ms = 1;
-  return o;
 }
 
 // The addresses that must hold `key`: its owner (first id at or after SHA-1(key)) and the

@@ -30,9 +30,13 @@
 #include <vector>
 
 #include "node/storage/memory_store.h"
+#include "tests/unit/store_test_records.h"
 
 namespace chord {
 namespace {
+
+using test_support::IdOf;
+using test_support::MakeRecord;
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -125,20 +129,6 @@ std::optional<size_t> ReadSome(int fd, char* buf, size_t max, Clock::time_point 
     if (n < 0) return std::nullopt;
     return static_cast<size_t>(n);
   }
-}
-
-Id IdOf(const std::string& low_hex) {
-  auto id = Id::FromHex(std::string(40 - low_hex.size(), '0') + low_hex);
-  EXPECT_TRUE(id.has_value()) << low_hex;
-  return id.value_or(Id());
-}
-
-wire::Record MakeRecord(const std::string& key, const std::string& value, uint64_t version = 1) {
-  wire::Record r;
-  r.set_key(key);
-  r.set_value(value);
-  r.set_version(version);
-  return r;
 }
 
 std::unique_ptr<RocksDbStore> OpenOrDie(const std::string& dir, RocksDbOptions options = {}) {
