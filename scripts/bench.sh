@@ -145,23 +145,13 @@ done
 if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-benchmark >/dev/null 2>&1 ||
   ! command -v redis-cli >/dev/null 2>&1; then
   chord_section "Installing ${REDIS_PACKAGES[*]}"
-  sudo=()
-  if [[ $(id -u) -ne 0 ]]; then
-    command -v sudo >/dev/null 2>&1 ||
-      chord_die "${REDIS_PACKAGES[*]} are missing and sudo is not available; install them as root"
-    sudo=(sudo)
-  fi
-  "${sudo[@]}" apt-get update
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-    "${REDIS_PACKAGES[@]}"
+  chord_apt_install "${REDIS_PACKAGES[@]}"
 fi
 REDIS_VERSION="$(redis-server --version | sed -n 's/.*v=\([0-9.]*\).*/\1/p')"
 
 # ---- results -------------------------------------------------------------------------------
 
 declare -A OPS P50 P99 P999 HOPS ERRORS
-# json_field FIELD JSON: the value of a number or boolean field of a compact JSON object.
-json_field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<<"$2" | head -1; }
 
 # run_chord ROW NODE_ARGS... -- BENCH_ARGS...: one chord-bench run, recorded under ROW.
 run_chord() {
@@ -173,12 +163,12 @@ run_chord() {
     --keys "$KEYS" --value-size "$VALUE_SIZE" --json)" ||
     chord_die "chord-bench failed for row \"$row\" (exit $?)"
   echo "  $out"
-  OPS[$row]="$(json_field ops_per_sec "$out")"
-  P50[$row]="$(json_field p50_us "$out")"
-  P99[$row]="$(json_field p99_us "$out")"
-  P999[$row]="$(json_field p999_us "$out")"
-  HOPS[$row]="$(json_field mean_hops "$out")"
-  ERRORS[$row]="$(json_field errors "$out")"
+  OPS[$row]="$(chord_json_field ops_per_sec "$out")"
+  P50[$row]="$(chord_json_field p50_us "$out")"
+  P99[$row]="$(chord_json_field p99_us "$out")"
+  P999[$row]="$(chord_json_field p999_us "$out")"
+  HOPS[$row]="$(chord_json_field mean_hops "$out")"
+  ERRORS[$row]="$(chord_json_field errors "$out")"
 }
 
 # redis_csv_field TEST FIELD CSV: FIELD (a header name) of the line of TEST in redis-benchmark's

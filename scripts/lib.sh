@@ -40,16 +40,24 @@ chord_install_deps() {
     return 0
   fi
   echo "installing missing packages: ${missing[*]}"
+  chord_apt_install "${missing[@]}"
+}
+
+# chord_apt_install PKG...: apt-get update, then installs the packages (sudo when not root).
+chord_apt_install() {
   local sudo=()
   if [[ $(id -u) -ne 0 ]]; then
     command -v sudo >/dev/null 2>&1 ||
-      chord_die "packages ${missing[*]} are missing and sudo is not available; install them as root"
+      chord_die "packages $* are missing and sudo is not available; install them as root"
     sudo=(sudo)
   fi
   "${sudo[@]}" apt-get update
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-    "${missing[@]}"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
 }
+
+# chord_json_field FIELD JSON: the value of a number, boolean or string field of a compact,
+# one-line JSON object without nesting (string quotes removed).
+chord_json_field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^,}\"]*\).*/\1/p" <<<"$2" | head -1; }
 
 # chord_build BUILD_DIR [CMAKE_ARG...] [-- TARGET...]
 # Configures BUILD_DIR (relative to the repository root) with the given CMake arguments and

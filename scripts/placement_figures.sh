@@ -30,10 +30,6 @@ for bin in "$P" "$BENCH"; do
   [[ -x "$bin" ]] || chord_die "$bin is missing; build it first (or unset CHORD_BIN_DIR)"
 done
 
-# field JSON NAME: the first top-level-looking "NAME":value of a one-line JSON object.
-field() {
-  grep -o "\"$2\":[^,}]*" <<<"$1" | head -n 1 | cut -d: -f2- | tr -d '"'
-}
 pct() { awk -v f="$1" 'BEGIN { printf "%.1f%%", 100 * f }'; }
 row() { printf '| %s | %s | %s |\n' "$1" "$2" "$3"; }
 
@@ -43,25 +39,25 @@ echo "|---|---|---|"
 
 j=$("$P" move --algo modulo --from 3 --to 4 --keys 1000 --json)
 row "modulo, 1000 users, 3 -> 4 servers" "756 / 1000 moved (background/004)" \
-  "$(field "$j" moved) / 1000 moved"
+  "$(chord_json_field moved "$j") / 1000 moved"
 j=$("$P" move --algo ring --vnodes 100 --from 3 --to 4 --keys 1000 --json)
 row "ring, 100 vnodes, 3 -> 4" "237 / 1000 moved, all to the new server (004)" \
-  "$(field "$j" moved) / 1000 moved, $(field "$j" moved_between_old) between old servers"
+  "$(chord_json_field moved "$j") / 1000 moved, $(chord_json_field moved_between_old "$j") between old servers"
 j=$("$P" move --algo rendezvous --from 3 --to 4 --keys 1000 --json)
 row "rendezvous, 3 -> 4" "about 1/4, only to the new server (004)" \
-  "$(field "$j" moved) / 1000 moved, $(field "$j" moved_between_old) between old servers"
+  "$(chord_json_field moved "$j") / 1000 moved, $(chord_json_field moved_between_old "$j") between old servers"
 j=$("$P" move --algo jump --from 10 --to 12 --keys 120000 --json)
 after=$(grep -o '"after":\[[^]]*\]' <<<"$j" | tr -d '"after:[]')
 new=$(awk -F, '{ print $11 + $12 }' <<<"$after")
 row "jump, 10 -> 12 buckets (120,000 keys)" "1/6 = 16.7% moved, all to buckets 10 and 11 (000)" \
-  "$(pct "$(field "$j" moved_fraction)") moved; $new keys now in buckets 10-11 of $(field "$j" moved) moved; $(field "$j" moved_between_old) between old buckets"
+  "$(pct "$(chord_json_field moved_fraction "$j")") moved; $new keys now in buckets 10-11 of $(chord_json_field moved "$j") moved; $(chord_json_field moved_between_old "$j") between old buckets"
 j=$("$P" move --algo modulo --from 10 --to 12 --keys 120000 --json)
 row "modulo, 10 -> 12 (120,000 keys)" "5/6 = 83.3% moved (000)" \
-  "$(pct "$(field "$j" moved_fraction)") moved"
+  "$(pct "$(chord_json_field moved_fraction "$j")") moved"
 j=$("$P" balance --algo ring --nodes 1000 --vnodes 1000 --json)
 row "ring, 1000 points per bucket, 1000 buckets: 99% interval of bucket size / mean" \
   "0.92 - 1.09 (Lamping & Veach, via 000)" \
-  "$(printf '%.3f - %.3f' "$(field "$j" ci99_low)" "$(field "$j" ci99_high)") (exact arcs)"
+  "$(printf '%.3f - %.3f' "$(chord_json_field ci99_low "$j")" "$(chord_json_field ci99_high "$j")") (exact arcs)"
 j=$("$P" memory --nodes 1000 --vnodes 1000 --json)
 vec=$(grep -o '"bytes":[0-9]*,"label":"ring V=1000"' <<<"$j" | grep -o '[0-9]*' | head -n 1)
 map=$(grep -o '"bytes":[0-9]*,"label":"ring-map V=1000"' <<<"$j" | grep -o '[0-9]*' | head -n 1)
@@ -71,7 +67,7 @@ row "same ring's memory: sorted vector / std::map" "7.6 MB / 46 MB (000)" \
 spreads=""
 for v in 1 10 100 1000; do
   j=$("$P" balance --algo ring --nodes 1000 --vnodes "$v" --json)
-  spreads+="V=$v: $(pct "$(field "$j" stddev_over_mean)"); "
+  spreads+="V=$v: $(pct "$(chord_json_field stddev_over_mean "$j")"); "
 done
 row "spread of shares (sd / mean), 1000 nodes" "about 1/sqrt(V): 100%, 32%, 10%, 3% (002)" \
   "${spreads%; }"
@@ -79,7 +75,7 @@ row "spread of shares (sd / mean), 1000 nodes" "about 1/sqrt(V): 100%, 32%, 10%,
 bounded=""
 for e in 0.1 0.25 1; do
   j=$("$P" balance --algo bounded --nodes 10 --vnodes 100 --epsilon "$e" --keys 100000 --json)
-  bounded+="e=$e: max $(field "$j" max_load) <= $(field "$j" capacity); "
+  bounded+="e=$e: max $(chord_json_field max_load "$j") <= $(chord_json_field capacity "$j"); "
 done
 row "bounded loads, 10 nodes, 100,000 keys" "no node above ceil((1+e) K/N) (MTZ, 003)" "${bounded%; }"
 row "CRC16-XMODEM(\"123456789\")" "0x31C3 = 12739" "$("$P" crc16 123456789)"
