@@ -13,12 +13,13 @@
 
 #include "CLI/CLI.hpp"
 #include "node/core/node_config.h"
-#include "node/core/node_ref.h"
 #include "node/runtime/net_address.h"
 #include "node/runtime/node_runtime.h"
 #include "node/storage/memory_store.h"
 #include "node/storage/rocksdb_store.h"
 #include "protocol/frame.h"
+#include "protocol/node_ref.h"
+#include "protocol/ring_address.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -270,7 +271,7 @@ int Main(int argc, char** argv) {
     spdlog::info("{} on {}: joining the ring through {}", what, f.listen, f.join);
   }
   for (int i = 0; f.vnodes > 1 && i < f.vnodes; ++i) {
-    const NodeRef v = NodeRef::ForAddress(NodeRuntime::VnodeAddress(f.listen, options.vnodes, i));
+    const NodeRef v = NodeRef::ForAddress(VnodeAddress(f.listen, options.vnodes, i));
     spdlog::debug("vnode {} has id {}", v.addr, v.id.ToHex());
   }
   NodeRuntime runtime(options, store.get());

@@ -129,10 +129,8 @@ else
   chord_section "Dependencies"
   chord_install_deps
   chord_section "Build chord-node, chordctl and chord-bench (Release) in build-release/"
-  # GCC 12 at -O3 reports a bogus -Wrestrict inside std::string's operator+ (GCC bug 105329),
-  # which -Werror would make fatal; the RelWithDebInfo builds (-O2) do not see it.
   chord_build build-release -DCMAKE_BUILD_TYPE=Release -DCHORD_INTEGRATION_TESTS=OFF \
-    -DCMAKE_CXX_FLAGS=-Wno-restrict -- chord-node chordctl chord-bench
+    -- chord-node chordctl chord-bench
   BIN_DIR="$CHORD_ROOT/build-release"
 fi
 NODE_BIN="$BIN_DIR/node/chord-node"

@@ -19,9 +19,8 @@ else
   chord_section "Dependencies"
   chord_install_deps
   chord_section "Build chord-placement and placement_benchmark (Release) in build-release/"
-  # -Wno-restrict: GCC 12 at -O3 misreports std::string's operator+ (bug 105329).
   chord_build build-release -DCMAKE_BUILD_TYPE=Release -DCHORD_INTEGRATION_TESTS=OFF \
-    -DCMAKE_CXX_FLAGS=-Wno-restrict -- chord-placement placement_benchmark
+    -- chord-placement placement_benchmark
   BIN_DIR="$CHORD_ROOT/build-release"
 fi
 P="$BIN_DIR/tools/chord-placement"

@@ -14,7 +14,7 @@ chord_section "Dependencies"
 chord_install_deps
 
 chord_section "Build (RelWithDebInfo) in build/"
-chord_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+chord_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORD_WERROR=ON
 
 chord_section "Unit and simulation tests (build/)"
 ctest --test-dir build --output-on-failure -j "$CHORD_JOBS" -LE integration
@@ -24,7 +24,7 @@ chord_section "Integration tests (build/)"
 ctest --test-dir build --output-on-failure -j 2 -L integration --no-tests=ignore
 
 chord_section "Build with AddressSanitizer + UBSan in build-asan/"
-chord_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORD_SANITIZE=ON \
+chord_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORD_WERROR=ON -DCHORD_SANITIZE=ON \
   -DCHORD_INTEGRATION_TESTS=OFF -- chord_unit_tests chord_sim_tests
 
 chord_section "Unit and simulation tests under sanitizers (build-asan/)"

@@ -5,34 +5,32 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "protocol/limits.h"
+
 namespace chord {
 
 struct NodeConfig {
-  int successors = 8;                    // S: successor list length (>= 2 for Zave's proof)
-  uint64_t stabilize_ms = 500;           // stabilize / check_predecessor / fix_fingers period
-  double stabilize_jitter = 0.25;        // each period is uniform in stabilize_ms * (1 +- this)
-  uint64_t rpc_timeout_ms = 1000;        // a peer that has not answered by then is dead
-  uint64_t transfer_timeout_ms = 10000;  // one batch of a key transfer
-  uint64_t join_retry_ms = 1000;         // wait before retrying a failed join
-  uint64_t data_deadline_ms = 8000;      // a client's put/get/del gives up after this
-  uint64_t data_retry_ms = 100;          // first back-off between data attempts (doubles)
-  size_t max_key_bytes = 1024;
-  size_t max_value_bytes = 1 << 20;
+  int successors = 8;                       // S: successor list length (>= 2 for Zave's proof)
+  uint64_t stabilize_ms = 500;              // stabilize / check_predecessor / fix_fingers period
+  double stabilize_jitter = 0.25;           // each period is uniform in stabilize_ms * (1 +- this)
+  uint64_t rpc_timeout_ms = 1000;           // a peer that has not answered by then is dead
+  uint64_t transfer_timeout_ms = 10000;     // one batch of a key transfer
+  uint64_t join_retry_ms = 1000;            // wait before retrying a failed join
+  uint64_t data_deadline_ms = 8000;         // a client's put/get/del gives up after this
+  uint64_t data_retry_ms = 100;             // first back-off between data attempts (doubles)
+  size_t max_value_bytes = kMaxValueBytes;  // lowered by chord-node with a small frame limit
   size_t transfer_batch_bytes = 4 << 20;
   int next_hop_candidates = 8;  // fallbacks a lookup step returns
   int max_lookup_steps = 256;   // bound on the RPCs of one lookup
 
-  // Replication (see README "Replication and consistency").
+  // Replication (see README "Replication and consistency"). Read only by
+  // node/core/replication.
   int replicas = 3;                         // R: owner + R-1 distinct processes clockwise
   uint64_t anti_entropy_ms = 2000;          // period of digest comparison and clean-up
   uint32_t digest_buckets = 256;            // arcs a primary range is cut into for digests
   uint64_t tombstone_grace_ms = 3'600'000;  // a tombstone is kept at least this long
   double read_repair_chance = 0.1;          // share of reads that compare replicas afterwards
   int write_attempts = 3;                   // version bumps when a replica holds a newer one
-
-  // Request ids this node issues start above this (virtual nodes of one process use
-  // disjoint ranges so that the runtime can route answers by id).
-  uint64_t request_id_base = 0;
 };
 
 }  // namespace chord

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "node/core/status.h"
 #include "node/storage/store.h"
+#include "protocol/base/status.h"
 #include "protocol/chord.pb.h"
 #include "protocol/id.h"
 

@@ -22,8 +22,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "node/core/status.h"
 #include "node/runtime/uv_handle.h"
+#include "protocol/base/status.h"
 
 namespace chord {
 

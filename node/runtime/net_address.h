@@ -1,8 +1,7 @@
 // Parsing of the HOST:PORT addresses that name nodes (--listen, --join, peer addresses in
-// the ring), and of the "HOST:PORT#i" addresses of virtual node i of the process at
-// HOST:PORT. Only IPv4 literals are supported, plus "localhost" for 127.0.0.1; host names
-// are rejected rather than resolved, so that a node's address is also its identity. Pure
-// functions; any thread.
+// the ring; protocol/ring_address.h splits off a vnode's "#i"). Only IPv4 literals are
+// supported, plus "localhost" for 127.0.0.1; host names are rejected rather than resolved, so
+// that a node's address is also its identity. Pure functions; any thread.
 #ifndef CHORD_NODE_RUNTIME_NET_ADDRESS_H_
 #define CHORD_NODE_RUNTIME_NET_ADDRESS_H_
 
@@ -12,23 +11,12 @@
 #include <string>
 #include <string_view>
 
-#include "node/core/status.h"
+#include "protocol/base/status.h"
 
 namespace chord {
 
 // Parses "A.B.C.D:PORT" (or "localhost:PORT") with a port in 1..65535.
 Result<sockaddr_in> ParseIpv4Address(std::string_view host_port);
-
-// Where a ring address points: the process address (HOST:PORT, not checked here) and the
-// virtual node index of its "#i" suffix (0 without one).
-struct RingAddress {
-  std::string process;
-  uint32_t vnode = 0;
-};
-
-// Splits "HOST:PORT#i" into HOST:PORT and i (decimal, at most 65535); "HOST:PORT" is vnode 0.
-// InvalidArgument for an empty or malformed suffix.
-Result<RingAddress> SplitRingAddress(std::string_view addr);
 
 // "A.B.C.D:PORT" for an IPv4 socket address, "?" for anything else.
 std::string FormatSocketAddress(const sockaddr_storage& addr);

@@ -10,7 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include "node/core/node_ref.h"
 #include "node/runtime/metrics_server.h"
 #include "node/runtime/net_address.h"
 #include "node/runtime/prometheus_text.h"
@@ -19,6 +18,7 @@
 #include "node/runtime/tcp_listener.h"
 #include "node/runtime/timer_queue.h"
 #include "node/storage/memory_store.h"
+#include "protocol/ring_address.h"
 #include "spdlog/spdlog.h"
 
 namespace chord {
@@ -62,50 +62,12 @@ TcpConnection::Options MakeConnectionOptions(const RuntimeOptions& options) {
 
 }  // namespace
 
-class NodeRuntime::VnodeEnvironment final : public Environment {
- public:
-  // `log_prefix` starts every log line of this vnode ("" for a process without vnodes).
-  VnodeEnvironment(NodeRuntime* runtime, std::string log_prefix)
-      : runtime_(runtime), log_prefix_(std::move(log_prefix)) {}
-
-  uint64_t NowMs() override { return runtime_->NowMs(); }
-  uint64_t WallMs() override { return runtime_->WallMs(); }
-  uint64_t Random() override { return runtime_->Random(); }
-  void SendRequest(const std::string& addr, const wire::Envelope& request) override {
-    runtime_->SendRequest(addr, request);
-  }
-  void SendReply(ReplyToken to, const wire::Envelope& reply) override {
-    runtime_->SendReply(to, reply);
-  }
-  TimerId Schedule(uint64_t delay_ms, std::function<void()> fn) override {
-    return runtime_->Schedule(delay_ms, std::move(fn));
-  }
-  void Cancel(TimerId id) override { runtime_->Cancel(id); }
-  void Log(LogLevel level, std::string_view message) override {
-    if (log_prefix_.empty()) return runtime_->Log(level, message);
-    if (!runtime_->LogEnabled(level)) return;
-    runtime_->Log(level, log_prefix_ + std::string(message));
-  }
-
- private:
-  NodeRuntime* runtime_;
-  std::string log_prefix_;
-};
-
-std::string NodeRuntime::VnodeAddress(const std::string& listen_addr, int vnodes, int i) {
-  if (vnodes <= 1) return listen_addr;
-  return listen_addr + "#" + std::to_string(i);
-}
-
 NodeRuntime::NodeRuntime(RuntimeOptions options, Store* store)
     : options_(std::move(options)), store_(store), loop_(std::make_unique<uv_loop_t>()) {
   if (store_ == nullptr) {
     owned_store_ = std::make_unique<MemoryStore>();
     store_ = owned_store_.get();
   }
-  std::random_device device;
-  std::seed_seq seed{device(), device(), device(), device()};
-  rng_.seed(seed);
   const int rc = uv_loop_init(loop_.get());
   if (rc < 0) {
     loop_status_ = Status::IoError(std::string("cannot create the event loop: ") + uv_strerror(rc));
@@ -169,26 +131,28 @@ Status NodeRuntime::Start() {
     std::signal(SIGPIPE, SIG_IGN);
   }
 
-  const int vnodes = options_.vnodes;
+  const int count = options_.vnodes;
   std::vector<NodeRef> refs;
-  for (int i = 0; i < vnodes; ++i) {
-    refs.push_back(NodeRef::ForAddress(VnodeAddress(options_.listen_addr, vnodes, i)));
+  for (int i = 0; i < count; ++i) {
+    refs.push_back(NodeRef::ForAddress(VnodeAddress(options_.listen_addr, count, i)));
   }
-  for (int i = 0; i < vnodes; ++i) {
-    NodeConfig config = options_.node;
-    config.request_id_base = uint64_t(i) << kVnodeRequestIdShift;
-    vnode_envs_.push_back(std::make_unique<VnodeEnvironment>(
-        this, vnodes == 1 ? "" : "[#" + std::to_string(i) + "] "));
-    nodes_.push_back(
-        std::make_unique<ChordNode>(vnode_envs_.back().get(), store_, config, refs[i]));
+  std::random_device device;
+  for (int i = 0; i < count; ++i) {
+    const uint64_t seed = (uint64_t{device()} << 32) ^ device();
+    Vnode v;
+    v.node = std::make_unique<ChordNode>(store_, options_.node, refs[i], seed);
+    v.node->SetProcessVnodes(refs);
+    v.log_prefix = count == 1 ? "" : "[#" + std::to_string(i) + "] ";
+    vnodes_.push_back(std::move(v));
   }
-  for (auto& node : nodes_) node->SetProcessVnodes(refs);
-  nodes_[0]->Start(options_.join_addrs);
+  Step(0, [this](ChordNode& n, const Clock& now) { n.Start(now, options_.join_addrs); });
   // A new ring grows through vnode 0; otherwise every vnode joins the way vnode 0 does. Joins
   // are retried by the nodes themselves, so they may all start at once.
   const std::vector<std::string> others_join =
       options_.join_addrs.empty() ? std::vector<std::string>{refs[0].addr} : options_.join_addrs;
-  for (int i = 1; i < vnodes; ++i) nodes_[i]->Start(others_join);
+  for (size_t i = 1; i < vnodes_.size(); ++i) {
+    Step(i, [&others_join](ChordNode& n, const Clock& now) { n.Start(now, others_join); });
+  }
   SweepConnections();
   return Status::Ok();
 }
@@ -198,9 +162,64 @@ void NodeRuntime::Run() {
   Shutdown();
 }
 
+// --- driving the cores --------------------------------------------------------------------
+
+Clock NodeRuntime::Now() const {
+  Clock c;
+  c.mono_ms = uv_now(loop_.get());
+  c.wall_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+  return c;
+}
+
+void NodeRuntime::Step(size_t i, const std::function<void(ChordNode&, const Clock&)>& input) {
+  if (stopped_ || i >= vnodes_.size()) return;
+  input(*vnodes_[i].node, Now());
+  CarryOut(i, vnodes_[i].node->TakeReady());
+}
+
+void NodeRuntime::CarryOut(size_t i, Ready ready) {
+  const std::string& prefix = vnodes_[i].log_prefix;
+  for (const Ready::Log& line : ready.logs) {
+    if (!LogEnabled(line.level)) continue;
+    Log(line.level, prefix.empty() ? line.text : prefix + line.text);
+  }
+  for (const Ready::Reply& reply : ready.replies) SendReply(reply.to, reply.envelope);
+  for (Ready::Request& request : ready.requests) {
+    SendRequest(i, request.to, std::move(request.envelope));
+  }
+  ArmWake(i, ready.wake_at_ms);
+  if (ready.left && leaving_) {
+    // The next hand-off starts from a fresh loop callback, never inside this one.
+    const size_t next = leaving_index_ + 1;
+    Schedule(0, [this, next] { LeaveNext(next); });
+  }
+}
+
+void NodeRuntime::ArmWake(size_t i, const std::optional<uint64_t>& wake_at_ms) {
+  if (stopped_) return;
+  Vnode& v = vnodes_[i];
+  if (!wake_at_ms) {
+    if (v.wake_timer != 0) timers_->Cancel(v.wake_timer);
+    v.wake_timer = 0;
+    return;
+  }
+  if (v.wake_timer != 0 && v.wake_at_ms == *wake_at_ms) return;  // armed for that already
+  if (v.wake_timer != 0) timers_->Cancel(v.wake_timer);
+  const uint64_t now = uv_now(loop_.get());
+  v.wake_at_ms = *wake_at_ms;
+  v.wake_timer = Schedule(*wake_at_ms > now ? *wake_at_ms - now : 0, [this, i] {
+    vnodes_[i].wake_timer = 0;
+    Step(i, [](ChordNode& n, const Clock& now) { n.Tick(now); });
+  });
+}
+
+// --- leaving ------------------------------------------------------------------------------
+
 void NodeRuntime::Leave() {
   if (stopped_ || leaving_) return;
-  if (nodes_.empty()) {
+  if (vnodes_.empty()) {
     Stop();
     return;
   }
@@ -223,29 +242,27 @@ void NodeRuntime::LeaveNext(size_t k) {
     Stop();
     return;
   }
+  leaving_index_ = k;
   const size_t index = leave_order_[k];
-  if (nodes_.size() > 1) {
-    Log(LogLevel::kInfo, "vnode " + nodes_[index]->self().addr + " leaves (" +
-                             std::to_string(k + 1) + " of " + std::to_string(nodes_.size()) + ")");
+  if (vnodes_.size() > 1) {
+    Log(LogLevel::kInfo, "vnode " + vnodes_[index].node->self().addr + " leaves (" +
+                             std::to_string(k + 1) + " of " + std::to_string(vnodes_.size()) + ")");
   }
-  nodes_[index]->Leave([this, k] {
-    if (stopped_) return;
-    // The next hand-off starts from a fresh loop callback, never inside this one.
-    Schedule(0, [this, k] { LeaveNext(k + 1); });
-  });
+  Step(index, [](ChordNode& n, const Clock& now) { n.Leave(now); });
 }
 
 std::vector<size_t> NodeRuntime::LeaveOrder() const {
-  std::vector<size_t> order(nodes_.size());
+  std::vector<size_t> order(vnodes_.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [this](size_t a, size_t b) { return nodes_[b]->self().id < nodes_[a]->self().id; });
+  std::sort(order.begin(), order.end(), [this](size_t a, size_t b) {
+    return vnodes_[b].node->self().id < vnodes_[a].node->self().id;
+  });
   auto is_sibling = [this](const NodeRef& n) {
-    return std::any_of(nodes_.begin(), nodes_.end(),
-                       [&n](const auto& node) { return node->self() == n; });
+    return std::any_of(vnodes_.begin(), vnodes_.end(),
+                       [&n](const Vnode& v) { return v.node->self() == n; });
   };
   auto first = std::find_if(order.begin(), order.end(),
-                            [&](size_t i) { return !is_sibling(nodes_[i]->successor()); });
+                            [&](size_t i) { return !is_sibling(vnodes_[i].node->successor()); });
   if (first != order.end()) std::rotate(order.begin(), first, order.end());
   return order;
 }
@@ -282,8 +299,7 @@ void NodeRuntime::Stop() {
 
 void NodeRuntime::Shutdown() {
   Stop();
-  nodes_.clear();  // may still Cancel or Log; both are harmless now
-  vnode_envs_.clear();
+  vnodes_.clear();
   if (!loop_open_) return;
   uv_run(loop_.get(), UV_RUN_DEFAULT);  // runs the close callbacks
   const int rc = uv_loop_close(loop_.get());
@@ -305,11 +321,11 @@ void NodeRuntime::Shutdown() {
 
 std::string NodeRuntime::RenderMetrics() {
   // Tombstones per vnode, in one scan of the shared store: a record belongs to the first
-  // vnode of this process clockwise from its key id, as in ChordNode's accounting.
+  // vnode of this process clockwise from its key id, as in the core's accounting.
   std::vector<std::pair<Id, size_t>> ring;
-  for (size_t i = 0; i < nodes_.size(); ++i) ring.emplace_back(nodes_[i]->self().id, i);
+  for (size_t i = 0; i < vnodes_.size(); ++i) ring.emplace_back(vnodes_[i].node->self().id, i);
   std::sort(ring.begin(), ring.end());
-  std::vector<uint64_t> tombstones(nodes_.size(), 0);
+  std::vector<uint64_t> tombstones(vnodes_.size(), 0);
   if (!ring.empty()) {
     Status s = store_->Scan(Id(), Id(), [&](const Id& key_id, const wire::Record& rec) {
       if (!rec.deleted()) return true;
@@ -322,9 +338,9 @@ std::string NodeRuntime::RenderMetrics() {
     if (!s.ok()) Log(LogLevel::kWarn, "metrics: cannot count tombstones: " + s.message());
   }
   std::vector<VnodeMetricsSample> samples;
-  samples.reserve(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    const ChordNode& node = *nodes_[i];
+  samples.reserve(vnodes_.size());
+  for (size_t i = 0; i < vnodes_.size(); ++i) {
+    const ChordNode& node = *vnodes_[i].node;
     VnodeMetricsSample sample;
     sample.node = node.self().addr;
     sample.joined = node.joined();
@@ -338,50 +354,34 @@ std::string NodeRuntime::RenderMetrics() {
   return RenderPrometheusText(samples);
 }
 
-// --- Environment --------------------------------------------------------------------------
+// --- messages -----------------------------------------------------------------------------
 
-uint64_t NodeRuntime::NowMs() { return uv_now(loop_.get()); }
-
-uint64_t NodeRuntime::WallMs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
-
-uint64_t NodeRuntime::Random() { return rng_(); }
-
-void NodeRuntime::SendRequest(const std::string& ring_addr, const wire::Envelope& request) {
+void NodeRuntime::SendRequest(size_t i, const std::string& ring_addr, wire::Envelope request) {
   if (stopped_ || timers_ == nullptr) return;
-  const uint64_t request_id = request.request_id();
+  const InFlight sent{i, request.request_id(), uv_now(loop_.get())};
   auto split = SplitRingAddress(ring_addr);
   if (!split.ok()) {
     Log(LogLevel::kDebug, "cannot send to " + ring_addr + ": " + split.status().message());
-    DeferSendFailed({request_id});
-    return;
+    return DeferSendFailed({sent});
   }
-  // Connections are per process: every vnode behind HOST:PORT shares one.
+  // Connections are per process: every vnode behind HOST:PORT shares one. The request leaves
+  // under an id of the runtime's, addressed to the right vnode of that process.
   const std::string& addr = split->process;
-  const wire::Envelope* to_send = &request;
-  wire::Envelope addressed;
-  if (request.vnode() != split->vnode) {
-    addressed = request;
-    addressed.set_vnode(split->vnode);
-    to_send = &addressed;
-  }
+  const uint64_t wire_id = next_request_id_++;
+  request.set_request_id(wire_id);
+  request.set_vnode(split->vnode);
   std::string frame;
-  if (!EncodeFrame(*to_send, &frame, options_.max_frame_bytes)) {
+  if (!EncodeFrame(request, &frame, options_.max_frame_bytes)) {
     Log(LogLevel::kWarn, "dropping a request to " + ring_addr + ": it is larger than the " +
                              std::to_string(options_.max_frame_bytes) + "-byte frame limit");
-    DeferSendFailed({request_id});
-    return;
+    return DeferSendFailed({sent});
   }
   auto it = outbound_.find(addr);
   if (it == outbound_.end()) {
     auto sockaddr = ParseIpv4Address(addr);
     if (!sockaddr.ok()) {
       Log(LogLevel::kDebug, "cannot send to " + addr + ": " + sockaddr.status().message());
-      DeferSendFailed({request_id});
-      return;
+      return DeferSendFailed({sent});
     }
     std::string error;
     TcpConnection* conn =
@@ -389,8 +389,7 @@ void NodeRuntime::SendRequest(const std::string& ring_addr, const wire::Envelope
                                MakeConnectionOptions(options_), &error);
     if (conn == nullptr) {
       Log(LogLevel::kDebug, "cannot connect to " + addr + ": " + error);
-      DeferSendFailed({request_id});
-      return;
+      return DeferSendFailed({sent});
     }
     conn->SetCallbacks(
         [this, addr](TcpConnection*, const wire::Envelope& envelope) {
@@ -400,13 +399,13 @@ void NodeRuntime::SendRequest(const std::string& ring_addr, const wire::Envelope
     it = outbound_.emplace(addr, Outbound{conn, {}}).first;
     if (LogEnabled(LogLevel::kDebug)) Log(LogLevel::kDebug, "connecting to " + addr);
   }
-  it->second.in_flight[request_id] = NowMs();
+  it->second.in_flight[wire_id] = sent;
   // If the write fails the connection closes, and its close callback reports every request
   // in flight on it, this one included.
   it->second.conn->Write(std::move(frame));
 }
 
-void NodeRuntime::SendReply(ReplyToken to, const wire::Envelope& reply) {
+void NodeRuntime::SendReply(uint64_t to, const wire::Envelope& reply) {
   if (stopped_) return;
   auto it = inbound_.find(to);
   if (it == inbound_.end()) return;  // the requester has gone away
@@ -419,13 +418,9 @@ void NodeRuntime::SendReply(ReplyToken to, const wire::Envelope& reply) {
   it->second->Write(std::move(frame));
 }
 
-TimerId NodeRuntime::Schedule(uint64_t delay_ms, std::function<void()> fn) {
+uint64_t NodeRuntime::Schedule(uint64_t delay_ms, std::function<void()> fn) {
   if (timers_ == nullptr) return 0;
   return timers_->Schedule(delay_ms, std::move(fn));
-}
-
-void NodeRuntime::Cancel(TimerId id) {
-  if (timers_ != nullptr) timers_->Cancel(id);
 }
 
 void NodeRuntime::Log(LogLevel level, std::string_view message) {
@@ -459,7 +454,7 @@ void NodeRuntime::OnAccept(uv_stream_t* server) {
   }
   if (inbound_.size() >= options_.max_inbound_connections) {
     ++refused_since_log_;
-    const uint64_t now = NowMs();
+    const uint64_t now = uv_now(loop_.get());
     if (last_refusal_log_ms_ == 0 || now - last_refusal_log_ms_ >= kRefusalLogIntervalMs) {
       Log(LogLevel::kWarn, "refused " + std::to_string(refused_since_log_) +
                                " connection(s), the latest from " + conn->peer() + ": already " +
@@ -481,15 +476,15 @@ void NodeRuntime::OnAccept(uv_stream_t* server) {
 }
 
 void NodeRuntime::OnInboundFrame(TcpConnection* conn, const wire::Envelope& envelope) {
-  if (stopped_ || nodes_.empty()) return;
+  if (stopped_ || vnodes_.empty()) return;
   const uint32_t vnode = envelope.vnode();
-  if (vnode >= nodes_.size()) {
+  if (vnode >= vnodes_.size()) {
     // Answered here; the connection stays open for the requester's other requests.
     const std::string error =
         "virtual node " + std::to_string(vnode) + " does not exist on " + options_.listen_addr +
-        ", which runs " + std::to_string(nodes_.size()) +
-        (nodes_.size() == 1 ? " node (address it without a #i suffix)"
-                            : " vnodes (#0 to #" + std::to_string(nodes_.size() - 1) + ")");
+        ", which runs " + std::to_string(vnodes_.size()) +
+        (vnodes_.size() == 1 ? " node (address it without a #i suffix)"
+                             : " vnodes (#0 to #" + std::to_string(vnodes_.size() - 1) + ")");
     if (LogEnabled(LogLevel::kDebug)) Log(LogLevel::kDebug, "from " + conn->peer() + ": " + error);
     wire::Envelope reply;
     reply.set_request_id(envelope.request_id());
@@ -498,7 +493,9 @@ void NodeRuntime::OnInboundFrame(TcpConnection* conn, const wire::Envelope& enve
     SendReply(conn->id(), reply);
     return;
   }
-  nodes_[vnode]->OnRequest(conn->id(), envelope);
+  const uint64_t from = conn->id();
+  Step(vnode,
+       [from, &envelope](ChordNode& n, const Clock& now) { n.OnRequest(now, from, envelope); });
 }
 
 void NodeRuntime::OnInboundClosed(TcpConnection* conn, const Status& why) {
@@ -506,54 +503,54 @@ void NodeRuntime::OnInboundClosed(TcpConnection* conn, const Status& why) {
   LogConnectionClosed("from", conn, why);
 }
 
-void NodeRuntime::OnOutboundFrame(const std::string& addr, const wire::Envelope& envelope) {
+void NodeRuntime::OnOutboundFrame(const std::string& addr, wire::Envelope envelope) {
   if (stopped_) return;
   auto it = outbound_.find(addr);
-  if (it != outbound_.end()) it->second.in_flight.erase(envelope.request_id());
-  ChordNode* node = NodeForRequestId(envelope.request_id());
-  if (node == nullptr) {
+  if (it == outbound_.end()) return;
+  auto sent = it->second.in_flight.find(envelope.request_id());
+  if (sent == it->second.in_flight.end()) {
     if (LogEnabled(LogLevel::kDebug)) {
       Log(LogLevel::kDebug, "ignoring an answer from " + addr + " to request " +
                                 std::to_string(envelope.request_id()) + ", which no vnode sent");
     }
     return;
   }
-  node->OnResponse(envelope);
-}
-
-ChordNode* NodeRuntime::NodeForRequestId(uint64_t request_id) {
-  const uint64_t index = request_id >> kVnodeRequestIdShift;
-  return index < nodes_.size() ? nodes_[index].get() : nullptr;
+  const InFlight request = sent->second;
+  it->second.in_flight.erase(sent);
+  envelope.set_request_id(request.core_id);
+  Step(request.vnode, [&envelope](ChordNode& n, const Clock& now) { n.OnResponse(now, envelope); });
 }
 
 void NodeRuntime::OnOutboundClosed(const std::string& addr, TcpConnection* conn,
                                    const Status& why) {
   auto it = outbound_.find(addr);
   if (it == outbound_.end() || it->second.conn != conn) return;
-  std::vector<uint64_t> failed;
-  failed.reserve(it->second.in_flight.size());
-  for (const auto& [request_id, sent_ms] : it->second.in_flight) failed.push_back(request_id);
+  std::vector<std::pair<uint64_t, InFlight>> failed(it->second.in_flight.begin(),
+                                                    it->second.in_flight.end());
   outbound_.erase(it);  // the next request to addr dials again
   LogConnectionClosed("to", conn, why);
-  if (!failed.empty()) {
-    std::sort(failed.begin(), failed.end());
-    DeferSendFailed(std::move(failed));
-  }
+  if (failed.empty()) return;
+  std::sort(failed.begin(), failed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<InFlight> requests;
+  for (auto& [wire_id, request] : failed) requests.push_back(request);
+  DeferSendFailed(std::move(requests));
 }
 
-void NodeRuntime::DeferSendFailed(std::vector<uint64_t> request_ids) {
+void NodeRuntime::DeferSendFailed(std::vector<InFlight> requests) {
   if (stopped_) return;
-  Schedule(0, [this, ids = std::move(request_ids)] {
-    for (uint64_t id : ids) {
+  Schedule(0, [this, requests = std::move(requests)] {
+    for (const InFlight& r : requests) {
       if (stopped_) return;
-      if (ChordNode* node = NodeForRequestId(id)) node->OnSendFailed(id);
+      const uint64_t id = r.core_id;
+      Step(r.vnode, [id](ChordNode& n, const Clock& now) { n.OnSendFailed(now, id); });
     }
   });
 }
 
 void NodeRuntime::SweepConnections() {
   if (stopped_) return;
-  const uint64_t now = NowMs();
+  const uint64_t now = uv_now(loop_.get());
   const uint64_t idle_ms = options_.idle_timeout_ms;
   // Dialed connections give up first, so that a peer rarely closes one under a new request.
   const uint64_t outbound_idle_ms = idle_ms / 2;
@@ -568,10 +565,10 @@ void NodeRuntime::SweepConnections() {
   for (auto& [addr, out] : outbound_) {
     uint64_t oldest_ms = now;
     for (auto it = out.in_flight.begin(); it != out.in_flight.end();) {
-      if (now - it->second >= forget_ms) {
+      if (now - it->second.sent_ms >= forget_ms) {
         it = out.in_flight.erase(it);  // long timed out in the core
       } else {
-        oldest_ms = std::min(oldest_ms, it->second);
+        oldest_ms = std::min(oldest_ms, it->second.sent_ms);
         ++it;
       }
     }

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "node/core/status.h"
 #include "node/runtime/uv_handle.h"
+#include "protocol/base/status.h"
 
 namespace chord {
 

@@ -22,7 +22,7 @@
 #include <functional>
 #include <string>
 
-#include "node/core/status.h"
+#include "protocol/base/status.h"
 #include "protocol/chord.pb.h"
 #include "protocol/frame.h"
 

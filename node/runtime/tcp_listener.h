@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "node/core/status.h"
+#include "protocol/base/status.h"
 
 namespace chord {
 

@@ -1,7 +1,8 @@
 // TimerQueue: one-shot timers on a libuv loop. All timers share a single uv_timer_t that is
 // armed for the earliest deadline of an ordered queue keyed by (deadline, id), so timers fire
 // in deadline order and timers with equal deadlines in the order they were scheduled. The
-// runtime uses it to implement Environment::Schedule/Cancel. Loop thread only.
+// runtime uses it to wake the nodes at their deadlines and for its own chores. Loop thread
+// only.
 #ifndef CHORD_NODE_RUNTIME_TIMER_QUEUE_H_
 #define CHORD_NODE_RUNTIME_TIMER_QUEUE_H_
 
@@ -13,11 +14,12 @@
 #include <map>
 #include <unordered_map>
 
-#include "node/core/environment.h"
-#include "node/core/status.h"
 #include "node/runtime/uv_handle.h"
+#include "protocol/base/status.h"
 
 namespace chord {
+
+using TimerId = uint64_t;
 
 class TimerQueue {
  public:

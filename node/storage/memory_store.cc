@@ -19,6 +19,17 @@ Status MemoryStore::Erase(const Id& key_id, std::string_view key) {
   return Status::Ok();
 }
 
+Status MemoryStore::Write(const StoreBatch& batch) {
+  for (const StoreBatch::Entry& e : batch.entries()) {
+    if (e.record) {
+      records_.insert_or_assign(Key{e.key_id, e.key}, *e.record);
+    } else {
+      records_.erase(Key{e.key_id, e.key});
+    }
+  }
+  return Status::Ok();
+}
+
 Status MemoryStore::Scan(const Id& from, const Id& to, const Visitor& visit) {
   // (from, to] clockwise: the ids above `from`, then, if the range wraps (or is the whole
   // ring, from == to), the ids from zero up to `to`.

@@ -17,6 +17,7 @@ class MemoryStore final : public Store {
   Status Put(const Id& key_id, const wire::Record& record) override;
   Status Get(const Id& key_id, std::string_view key, wire::Record* out) override;
   Status Erase(const Id& key_id, std::string_view key) override;
+  Status Write(const StoreBatch& batch) override;
   Status Scan(const Id& from, const Id& to, const Visitor& visit) override;
   uint64_t Count() override { return records_.size(); }
 

@@ -5,10 +5,12 @@
 #include <rocksdb/options.h>
 #include <rocksdb/slice.h>
 #include <rocksdb/status.h>
+#include <rocksdb/write_batch.h>
 
 #include <filesystem>
 #include <optional>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 
 namespace chord {
@@ -156,6 +158,41 @@ Status RocksDbStore::Erase(const Id& key_id, std::string_view key) {
   rocksdb::Status s = db_->Delete(MakeWriteOptions(options_), db_key);
   if (!s.ok()) return WriteError(dir_, s);
   --count_;
+  return Status::Ok();
+}
+
+Status RocksDbStore::Write(const StoreBatch& batch) {
+  if (batch.empty()) return Status::Ok();
+  rocksdb::WriteBatch wb;
+  // Whether each key exists after the entries so far, to keep the count exact.
+  std::unordered_map<std::string, bool> exists;
+  int64_t delta = 0;
+  for (const StoreBatch::Entry& e : batch.entries()) {
+    std::string db_key = DbKey(e.key_id, e.key);
+    auto it = exists.find(db_key);
+    if (it == exists.end()) {
+      Result<bool> found = Contains(db_key);
+      if (!found.ok()) return found.status();
+      it = exists.emplace(db_key, *found).first;
+    }
+    if (e.record) {
+      std::string value;
+      if (!e.record->SerializeToString(&value)) {
+        return Status::InvalidArgument("The record for a key of " + std::to_string(e.key.size()) +
+                                       " bytes could not be serialized.");
+      }
+      wb.Put(db_key, value);
+      if (!it->second) ++delta;
+      it->second = true;
+    } else {
+      wb.Delete(db_key);
+      if (it->second) --delta;
+      it->second = false;
+    }
+  }
+  rocksdb::Status s = db_->Write(MakeWriteOptions(options_), &wb);
+  if (!s.ok()) return WriteError(dir_, s);
+  count_ = static_cast<uint64_t>(static_cast<int64_t>(count_) + delta);
   return Status::Ok();
 }
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "node/core/status.h"
 #include "node/storage/store.h"
+#include "protocol/base/status.h"
 
 namespace rocksdb {
 class DB;
@@ -43,8 +43,10 @@ class RocksDbStore final : public Store {
   [[nodiscard]] Status Put(const Id& key_id, const wire::Record& record) override;
   [[nodiscard]] Status Get(const Id& key_id, std::string_view key, wire::Record* out) override;
   [[nodiscard]] Status Erase(const Id& key_id, std::string_view key) override;
+  // One RocksDB WriteBatch: every entry or none.
+  [[nodiscard]] Status Write(const StoreBatch& batch) override;
   [[nodiscard]] Status Scan(const Id& from, const Id& to, const Visitor& visit) override;
-  // Exact: counted once at Open and kept up to date by Put and Erase.
+  // Exact: counted once at Open and kept up to date by every write.
   uint64_t Count() override { return count_; }
 
   const std::string& dir() const { return dir_; }

@@ -30,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "node/core/status.h"
+#include "protocol/base/status.h"
 #include "protocol/chord.pb.h"
 
 namespace chord::testing {

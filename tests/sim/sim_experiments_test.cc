@@ -177,15 +177,15 @@ TEST(InvariantCheckerTest, FlagsDisorderedAndDeadSuccessorLists) {
 
   // Reverse one node's list: out of order.
   auto nodes = net.LiveNodes();
-  ChordNode* x = nodes[0];
+  const ChordNode* x = nodes[0];
   std::vector<NodeRef> reversed(x->successors().rbegin(), x->successors().rend());
-  x->InstallRoutingState(reversed, x->predecessor(), {});
+  net.InstallRoutingState(x->self().addr, reversed, x->predecessor(), {});
   checker.CheckNode(*x);
   EXPECT_EQ(checker.counts().ordered_lists, 1u);
   EXPECT_FALSE(IsIdealRing(net, 3));
 
   // Crash everything another node lists: no live successor.
-  ChordNode* y = nodes[3];
+  const ChordNode* y = nodes[3];
   std::vector<std::string> dead;
   for (const NodeRef& s : y->successors()) dead.push_back(s.addr);
   for (const auto& a : dead) net.Crash(a);
@@ -201,8 +201,8 @@ TEST(InvariantCheckerTest, FlagsTwoRings) {
   BuildIdealRing(&net, 6, config);
   auto nodes = net.LiveNodes();
   // Split into {0, 1, 2} and {3, 4, 5}, each closing on itself.
-  nodes[2]->InstallRoutingState({nodes[0]->self()}, nodes[1]->self(), {});
-  nodes[5]->InstallRoutingState({nodes[3]->self()}, nodes[4]->self(), {});
+  net.InstallRoutingState(nodes[2]->self().addr, {nodes[0]->self()}, nodes[1]->self(), {});
+  net.InstallRoutingState(nodes[5]->self().addr, {nodes[3]->self()}, nodes[4]->self(), {});
   InvariantChecker checker(&net);
   checker.CheckRing();
   EXPECT_EQ(checker.counts().ring_count, 1u);

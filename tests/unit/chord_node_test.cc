@@ -53,7 +53,7 @@ bool IsIdeal(const SimNetwork& net, int s, std::string* why = nullptr) {
   auto nodes = net.LiveNodes();
   const size_t n = nodes.size();
   for (size_t i = 0; i < n; ++i) {
-    ChordNode* x = nodes[i];
+    const ChordNode* x = nodes[i];
     if (!x->joined()) {
       if (why) *why = x->self().addr + " not joined";
       return false;
@@ -109,7 +109,7 @@ std::optional<wire::Envelope> Call(SimNetwork& net, const std::string& addr, wir
 // Which node holds each key: key -> addr of the node whose store has it.
 std::map<std::string, std::vector<std::string>> Holders(SimNetwork& net) {
   std::map<std::string, std::vector<std::string>> out;
-  for (ChordNode* n : net.LiveNodes()) {
+  for (const ChordNode* n : net.LiveNodes()) {
     Status s = net.store(n->self().addr)
                    ->Scan(Id::Max(), Id::Max(), [&](const Id&, const wire::Record& r) {
                      out[r.key()].push_back(n->self().addr);
@@ -122,7 +122,7 @@ std::map<std::string, std::vector<std::string>> Holders(SimNetwork& net) {
 
 TEST(ChordNodeTest, SingleNodeIsARingOfOne) {
   SimNetwork net(Net(1));
-  ChordNode* a = net.AddNode(Addr(1), FastConfig());
+  const ChordNode* a = net.AddNode(Addr(1), FastConfig());
   net.RunFor(1000);
   EXPECT_TRUE(a->joined());
   EXPECT_TRUE(a->successors().empty());
@@ -180,7 +180,7 @@ TEST(ChordNodeTest, FingersAreCorrectOnAKnownRing) {
   net.RunFor(30000);  // let fix_fingers cycle through the table several times
   const auto ids = SortedIds(addrs);
   int checked = 0;
-  for (ChordNode* n : net.LiveNodes()) {
+  for (const ChordNode* n : net.LiveNodes()) {
     for (int i = 0; i < Id::kBits; ++i) {
       const Id start = n->self().id + Id::PowerOfTwo(i);
       const Id want = SuccessorOf(start, ids);
@@ -351,7 +351,7 @@ TEST(ChordNodeTest, SameSeedSameRun) {
     for (int i = 1; i <= 10; ++i) net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
     net.RunFor(20000);
     std::string fingerprint = std::to_string(net.events_processed());
-    for (ChordNode* n : net.LiveNodes()) {
+    for (const ChordNode* n : net.LiveNodes()) {
       for (const auto& s : n->successors()) fingerprint += s.id.ShortHex(4);
       fingerprint += n->predecessor() ? n->predecessor()->id.ShortHex(4) : "-";
     }

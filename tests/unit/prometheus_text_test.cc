@@ -287,7 +287,7 @@ TEST(PrometheusNodeMetricsTest, CoreRecordsRpcsByTypeAndLookupHops) {
   uint64_t hop_observations = 0;
   uint64_t get_state = 0;
   uint64_t find_next_hop = 0;
-  for (ChordNode* node : net.LiveNodes()) {
+  for (const ChordNode* node : net.LiveNodes()) {
     const NodeMetrics& m = node->metrics();
     lookups += node->counters().lookups;
     hop_observations += m.lookup_hops.count();

@@ -61,7 +61,7 @@ std::set<std::string> ExpectedHolders(const std::string& key,
 // key -> addresses whose store holds a live record for it.
 std::map<std::string, std::set<std::string>> LiveHolders(SimNetwork& net) {
   std::map<std::string, std::set<std::string>> out;
-  for (ChordNode* n : net.LiveNodes()) {
+  for (const ChordNode* n : net.LiveNodes()) {
     Status s = net.store(n->self().addr)
                    ->Scan(Id::Max(), Id::Max(), [&](const Id&, const wire::Record& r) {
                      if (!r.deleted()) out[r.key()].insert(n->self().addr);
@@ -74,7 +74,7 @@ std::map<std::string, std::set<std::string>> LiveHolders(SimNetwork& net) {
 
 std::vector<std::string> LiveAddrs(SimNetwork& net) {
   std::vector<std::string> out;
-  for (ChordNode* n : net.LiveNodes()) out.push_back(n->self().addr);
+  for (const ChordNode* n : net.LiveNodes()) out.push_back(n->self().addr);
   return out;
 }
 
@@ -202,7 +202,7 @@ TEST(ReplicationTest, ReadsFallBackToReplicasWhileTheOwnerIsDeadAndUnnoticed) {
   auto addrs = StartRing(net, 5);
   const auto keys = PutKeys(net, Addr(1), 40);
   // Freeze the ring: nobody notices the crash, so only the fall-back can answer.
-  for (ChordNode* n : net.LiveNodes()) n->SetMaintenance(false);
+  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
   const std::string victim = Addr(3);
   net.Crash(victim);
   std::vector<std::pair<Id, std::string>> ring;
@@ -292,7 +292,7 @@ TEST(ReplicationTest, AntiEntropyRepairsAWipedReplicaAndCostsOneMessageWhenClean
   net.RunFor(3000);
   // In a clean ring the rounds find nothing to repair.
   uint64_t rounds = 0, clean = 0, repaired = 0;
-  for (ChordNode* n : net.LiveNodes()) {
+  for (const ChordNode* n : net.LiveNodes()) {
     rounds += n->counters().anti_entropy_rounds;
     clean += n->counters().anti_entropy_clean;
     repaired += n->counters().keys_repaired;
@@ -324,7 +324,7 @@ TEST(ReplicationTest, AJoinCopiesTheNewNodesRangesAndOthersDropWhatTheyNoLongerH
   std::string why;
   EXPECT_TRUE(net.RunUntil([&] { return PlacedExactly(net, keys, &why); }, 60000)) << why;
   uint64_t dropped = 0;
-  for (ChordNode* n : net.LiveNodes()) dropped += n->counters().keys_dropped;
+  for (const ChordNode* n : net.LiveNodes()) dropped += n->counters().keys_dropped;
   EXPECT_GT(dropped, 0u);
   for (const auto& k : keys) {
     auto r = Get(net, Addr(9), k);
@@ -340,7 +340,7 @@ TEST(ReplicationTest, AJoinHandOverOfManyBatchesCompletes) {
   c.transfer_batch_bytes = 2000;
   const auto addrs = StartRing(net, 5, c);
   const auto keys = PutKeys(net, Addr(1), 300);
-  ChordNode* joiner = net.AddNode(Addr(9), c, Addr(2));
+  const ChordNode* joiner = net.AddNode(Addr(9), c, Addr(2));
   std::string why;
   EXPECT_TRUE(net.RunUntil([&] { return PlacedExactly(net, keys, &why); }, 60000)) << why;
   EXPECT_LT(joiner->counters().keys_received, 3u * keys.size());  // no batch sent over and over

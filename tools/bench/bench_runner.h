@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "node/core/status.h"
+#include "protocol/base/status.h"
 #include "tools/bench/bench_client.h"
 #include "tools/bench/bench_options.h"
 #include "tools/bench/bench_report.h"

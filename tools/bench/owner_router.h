@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "node/core/status.h"
+#include "protocol/base/status.h"
 #include "protocol/id.h"
 
 namespace chord::bench {

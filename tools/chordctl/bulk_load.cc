@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "node/core/node_config.h"
+#include "protocol/limits.h"
 #include "tools/chordctl/load_input.h"
 #include "tools/chordctl/progress_line.h"
 #include "tools/chordctl/render.h"
@@ -161,7 +161,6 @@ uint64_t PerSecond(uint64_t count, double seconds) {
 }  // namespace
 
 int RunLoad(const CtlOptions& options, const LoadOptions& load) {
-  const NodeConfig limits;
   const bool from_stdin = load.path == "-";
   const int fd = from_stdin ? STDIN_FILENO : ::open(load.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -235,10 +234,10 @@ int RunLoad(const CtlOptions& options, const LoadOptions& load) {
     LoadRecord record;
     if (too_long) {
       record.error = "the line is longer than " + std::to_string(kMaxLoadLineBytes) +
-                     " bytes; keys may be at most " + std::to_string(limits.max_key_bytes) +
-                     " bytes and values at most " + std::to_string(limits.max_value_bytes);
+                     " bytes; keys may be at most " + std::to_string(kMaxKeyBytes) +
+                     " bytes and values at most " + std::to_string(kMaxValueBytes);
     } else {
-      record = ParseLoadLine(line, limits.max_key_bytes, limits.max_value_bytes);
+      record = ParseLoadLine(line);
       if (record.empty) continue;
     }
     if (!record.ok) {

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "node/core/node_config.h"
 #include "protocol/id.h"
+#include "protocol/limits.h"
 #include "tools/chordctl/progress_line.h"
 #include "tools/chordctl/render.h"
 #include "tools/chordctl/ring_check.h"
@@ -57,30 +57,17 @@ int ReportCode(const CtlOptions& options, const char* op, const std::string& key
   }
 }
 
-// Client-side limits, the same as the node's (NodeConfig defaults).
+// Client-side limits, the same as the node's (protocol/limits.h).
 bool CheckKey(const std::string& key) {
-  const size_t max_key = NodeConfig{}.max_key_bytes;
-  if (key.empty()) {
-    PrintError("the key is empty; give a key of 1 to " + std::to_string(max_key) + " bytes");
-    return false;
-  }
-  if (key.size() > max_key) {
-    PrintError("the key is " + std::to_string(key.size()) + " bytes long but keys may be at most " +
-               std::to_string(max_key) + " bytes; use a shorter key");
-    return false;
-  }
-  return true;
+  const std::string problem = KeyProblem(key);
+  if (!problem.empty()) PrintError(problem);
+  return problem.empty();
 }
 
 bool CheckValue(const std::string& value) {
-  const size_t max_value = NodeConfig{}.max_value_bytes;
-  if (value.size() > max_value) {
-    PrintError("the value is " + std::to_string(value.size()) +
-               " bytes long but values may be at most " + std::to_string(max_value) +
-               " bytes (1 MiB); store a smaller value");
-    return false;
-  }
-  return true;
+  const std::string problem = ValueProblem(value.size());
+  if (!problem.empty()) PrintError(problem);
+  return problem.empty();
 }
 
 void WriteStdout(const std::string& text) {
@@ -105,7 +92,7 @@ int ReportStatus(const Status& status) {
 }
 
 bool ReadValueFile(const std::string& path, std::string* value) {
-  const size_t limit = NodeConfig{}.max_value_bytes + 1;
+  const size_t limit = kMaxValueBytes + 1;
   const bool from_stdin = path == "-";
   std::FILE* file = from_stdin ? stdin : std::fopen(path.c_str(), "rb");
   if (file == nullptr) {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "node/core/status.h"
+#include "protocol/base/status.h"
 
 namespace chord::ctl {
 

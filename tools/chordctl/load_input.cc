@@ -123,7 +123,7 @@ bool UnescapeTsv(std::string_view field, std::string* out, std::string* error) {
   return true;
 }
 
-LoadRecord ParseLoadLine(std::string_view line, size_t max_key_bytes, size_t max_value_bytes) {
+LoadRecord ParseLoadLine(std::string_view line, size_t max_value_bytes) {
   LoadRecord record;
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (line.empty()) {
@@ -142,22 +142,9 @@ LoadRecord ParseLoadLine(std::string_view line, size_t max_key_bytes, size_t max
     parsed = ParseTsv(line, &record);
   }
   if (!parsed) return record;
-  if (record.key.empty()) {
-    record.error = "the key is empty; keys are 1 to " + std::to_string(max_key_bytes) + " bytes";
-    return record;
-  }
-  if (record.key.size() > max_key_bytes) {
-    record.error = "the key is " + std::to_string(record.key.size()) +
-                   " bytes long but keys may be at most " + std::to_string(max_key_bytes) +
-                   " bytes; use a shorter key";
-    return record;
-  }
-  if (record.value.size() > max_value_bytes) {
-    record.error = "the value is " + std::to_string(record.value.size()) +
-                   " bytes long but values may be at most " + std::to_string(max_value_bytes) +
-                   " bytes (1 MiB); store a smaller value";
-    return record;
-  }
+  record.error = KeyProblem(record.key);
+  if (record.error.empty()) record.error = ValueProblem(record.value.size(), max_value_bytes);
+  if (!record.error.empty()) return record;
   record.ok = true;
   return record;
 }

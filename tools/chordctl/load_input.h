@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include "protocol/limits.h"
+
 namespace chord::ctl {
 
 // The longest input line read (an escaped 1 KiB key and 1 MiB value fit easily).
@@ -29,8 +31,8 @@ struct LoadRecord {
 };
 
 // Parses one line (without its '\n'; a trailing '\r' is dropped) and checks the key and value
-// against the node's limits (key 1..max_key_bytes, value up to max_value_bytes).
-LoadRecord ParseLoadLine(std::string_view line, size_t max_key_bytes, size_t max_value_bytes);
+// against the limits of protocol/limits.h (value up to max_value_bytes).
+LoadRecord ParseLoadLine(std::string_view line, size_t max_value_bytes = kMaxValueBytes);
 
 // Undoes EscapeTsv: \t, \n, \r and \\ . False, with the reason in *error, for any other
 // escape or a lone backslash at the end.

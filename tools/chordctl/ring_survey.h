@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "node/core/status.h"
+#include "protocol/base/status.h"
 #include "protocol/chord.pb.h"
 #include "protocol/id.h"
 #include "tools/client/ring_walk.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "node/core/status.h"
+#include "protocol/base/status.h"
 #include "protocol/chord.pb.h"
 
 namespace chord {

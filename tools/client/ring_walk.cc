@@ -6,7 +6,7 @@
 #include <set>
 #include <utility>
 
-#include "node/core/node_ref.h"
+#include "protocol/node_ref.h"
 #include "tools/client/chord_client.h"
 
 namespace chord {

@@ -48,7 +48,7 @@ class ChurnRun {
     }
     next_index_ = static_cast<uint64_t>(options_.nodes);
     if (options_.check_invariants) {
-      net_.set_after_event([this](ChordNode* touched) {
+      net_.set_after_event([this](const ChordNode* touched) {
         if (touched != nullptr) checker_.CheckNode(*touched);
       });
       checker_.CheckAllNodes();
@@ -117,6 +117,7 @@ class ChurnRun {
     s.seed = o.seed;
     s.mean_latency_ms = o.mean_latency_ms;
     s.loss = o.loss;
+    if (o.log_nodes) s.log = PrintNodeLog;
     return s;
   }
 
@@ -139,9 +140,9 @@ class ChurnRun {
   }
 
   // Joined members that are not on their way out.
-  std::vector<ChordNode*> Members() {
-    std::vector<ChordNode*> out;
-    for (ChordNode* n : net_.LiveNodes()) {
+  std::vector<const ChordNode*> Members() {
+    std::vector<const ChordNode*> out;
+    for (const ChordNode* n : net_.LiveNodes()) {
       if (n->joined()) out.push_back(n);
     }
     return out;
@@ -149,16 +150,17 @@ class ChurnRun {
 
   size_t Leaving() {
     size_t n = 0;
-    for (ChordNode* x : net_.LiveNodes()) n += x->state() == ChordNode::State::kLeaving ? 1 : 0;
+    for (const ChordNode* x : net_.LiveNodes())
+      n += x->state() == ChordNode::State::kLeaving ? 1 : 0;
     return n;
   }
 
   void IssueLookup() {
     const auto members = Members();
     if (members.empty()) return;
-    ChordNode* from = members[net_.rng()() % members.size()];
+    const ChordNode* from = members[net_.rng()() % members.size()];
     const Id key = RandomId(net_.rng());
-    from->Lookup(key, /*verify_owner=*/true, [this, key](Result<LookupResult> r) {
+    net_.Lookup(from->self().addr, key, /*verify_owner=*/true, [this, key](Result<LookupResult> r) {
       ++finished_;
       if (!r.ok()) {
         ++report_.failed;
@@ -166,7 +168,7 @@ class ChurnRun {
       }
       // Right when it is the first joined member clockwise from the key right now.
       std::vector<Id> ids;
-      for (ChordNode* n : Members()) ids.push_back(n->self().id);
+      for (const ChordNode* n : Members()) ids.push_back(n->self().id);
       if (ids.empty() || !(r->owner.id == RingOrder(std::move(ids)).Successor(key))) {
         ++report_.failed;
         return;
@@ -199,14 +201,26 @@ class ChurnRun {
 
   // Zave's operating assumption: after `leaver` goes, every other member still has a live
   // successor, and at least R + 2 members remain.
-  bool DepartureSafe(const ChordNode* leaver, const std::vector<ChordNode*>& members) {
+  bool DepartureSafe(const ChordNode* leaver, const std::vector<const ChordNode*>& members) {
     const int min_nodes = std::max(options_.min_nodes, options_.successors + 2);
     if (static_cast<int>(members.size()) - 1 < min_nodes) return false;
     // A node in the middle of joining is about to adopt a successor list that an answer in
     // flight already holds; no snapshot of the members shows it. Departures wait until no
     // join is under way, so that they cannot empty that list behind the guard's back.
     if (net_.live_count() > members.size() + Leaving()) return false;
-    for (ChordNode* m : members) {
+    // A predecessor may still adopt the leaver's list from an answer in flight: [leaver] plus
+    // all but the last of it. That part must hold a live member, or the leave strands it.
+    if (options_.successors >= 2) {
+      const auto& list = leaver->successors();
+      const size_t adopted = std::min(list.size(), static_cast<size_t>(options_.successors - 1));
+      bool live = false;
+      for (size_t i = 0; i < adopted && !live; ++i) {
+        const ChordNode* n = net_.node(list[i].addr);
+        live = n != nullptr && n != leaver && n->state() != ChordNode::State::kLeaving;
+      }
+      if (!live) return false;
+    }
+    for (const ChordNode* m : members) {
       if (m == leaver) continue;
       bool live = false;
       for (const NodeRef& s : m->successors()) {
@@ -226,9 +240,9 @@ class ChurnRun {
     const auto members = Members();
     if (members.empty()) return false;
     // A random member whose departure keeps the operating assumption (a few tries).
-    ChordNode* leaver = nullptr;
+    const ChordNode* leaver = nullptr;
     for (int attempt = 0; attempt < kDepartureTries && leaver == nullptr; ++attempt) {
-      ChordNode* candidate = members[net_.rng()() % members.size()];
+      const ChordNode* candidate = members[net_.rng()() % members.size()];
       if (DepartureSafe(candidate, members)) leaver = candidate;
     }
     if (leaver == nullptr) {

@@ -34,8 +34,9 @@ struct ChurnOptions {
   double partition_at_s = 0;  // 0: no partition
   double partition_seconds = 0;
   double partition_fraction = 0.3;
-  int min_nodes = 0;  // departures keep at least max(this, R + 2) members
-  int max_nodes = 0;  // joins keep at most this many nodes; 0: no limit
+  int min_nodes = 0;       // departures keep at least max(this, R + 2) members
+  int max_nodes = 0;       // joins keep at most this many nodes; 0: no limit
+  bool log_nodes = false;  // print every node's log lines to stderr (for replaying a seed)
 };
 
 struct ChurnReport {

@@ -35,7 +35,7 @@ std::vector<std::string> BuildIdealRing(SimNetwork* net, int n, const NodeConfig
   const size_t size = refs.size();
   for (size_t k = 0; k < size; ++k) {
     const NodeRef& self = refs[k];
-    ChordNode* node = net->AddNode(self.addr, config);
+    net->AddNode(self.addr, config);
     std::vector<NodeRef> succ;
     const size_t want = std::min<size_t>(static_cast<size_t>(config.successors), size - 1);
     for (size_t j = 1; j <= want; ++j) succ.push_back(refs[(k + j) % size]);
@@ -46,27 +46,27 @@ std::vector<std::string> BuildIdealRing(SimNetwork* net, int n, const NodeConfig
       const size_t f = order.SuccessorIndex(self.id + Id::PowerOfTwo(i));
       if (f != k) fingers[i] = refs[f];
     }
-    node->InstallRoutingState(std::move(succ), std::move(pred), fingers);
+    net->InstallRoutingState(self.addr, std::move(succ), std::move(pred), fingers);
   }
   return addrs;
 }
 
 bool IsIdealRing(const SimNetwork& net, int successors, std::string* why) {
-  std::vector<ChordNode*> nodes;
-  for (ChordNode* n : net.LiveNodes()) {
+  std::vector<const ChordNode*> nodes;
+  for (const ChordNode* n : net.LiveNodes()) {
     if (n->joined()) nodes.push_back(n);
   }
   const size_t n = nodes.size();
   if (n != net.LiveNodes().size()) {
     if (why) {
-      for (ChordNode* x : net.LiveNodes()) {
+      for (const ChordNode* x : net.LiveNodes()) {
         if (!x->joined()) *why = x->self().addr + " has not joined";
       }
     }
     return false;
   }
   for (size_t i = 0; i < n; ++i) {
-    ChordNode* x = nodes[i];
+    const ChordNode* x = nodes[i];
     const size_t want = std::min<size_t>(static_cast<size_t>(successors), n - 1);
     const auto& list = x->successors();
     if (list.size() != want) {

@@ -58,13 +58,13 @@ void InvariantChecker::CheckNode(const ChordNode& node) {
 }
 
 void InvariantChecker::CheckAllNodes() {
-  for (ChordNode* n : net_->LiveNodes()) CheckNode(*n);
+  for (const ChordNode* n : net_->LiveNodes()) CheckNode(*n);
 }
 
 void InvariantChecker::CheckRing() {
   ++counts_.ring_checks;
-  std::vector<ChordNode*> members;
-  for (ChordNode* n : net_->LiveNodes()) {
+  std::vector<const ChordNode*> members;
+  for (const ChordNode* n : net_->LiveNodes()) {
     if (IsMember(n)) members.push_back(n);
   }
   if (members.size() <= 1) return;

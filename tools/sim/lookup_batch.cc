@@ -20,7 +20,7 @@ std::vector<std::string> BuildStaticRing(SimNetwork* net, int nodes, int success
   config.replicas = 1;
   config.rpc_timeout_ms = rpc_timeout_ms;
   std::vector<std::string> addrs = BuildIdealRing(net, nodes, config);
-  for (const auto& a : addrs) net->node(a)->SetMaintenance(false);
+  for (const auto& a : addrs) net->SetMaintenance(a, false);
   return addrs;
 }
 
@@ -32,8 +32,8 @@ LookupTally RunLookupBatch(SimNetwork* net, const std::vector<std::string>& from
     const std::string& origin = from[net->rng()() % from.size()];
     const Id key = RandomId(net->rng());
     // One lookup per virtual millisecond keeps a few hundred in flight at a time.
-    net->At(static_cast<uint64_t>(j), origin, [&, key, verify_owner](ChordNode* node) {
-      node->Lookup(key, verify_owner, [&, key](Result<LookupResult> r) {
+    net->At(static_cast<uint64_t>(j), origin, [&, origin, key, verify_owner] {
+      net->Lookup(origin, key, verify_owner, [&, key](Result<LookupResult> r) {
         ++finished;
         if (!r.ok() || !(r->owner.id == order.Successor(key))) {
           ++tally.failed;

@@ -218,6 +218,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   ch->add_option("--min-nodes", churn.min_nodes,
                  "Departures keep at least this many members (and always R + 2)");
+  ch->add_flag("--log", churn.log_nodes,
+               "Print every node's log lines to stderr, with the virtual time (for replays)");
   ch->add_option("--max-nodes", churn.max_nodes, "Joins keep at most this many nodes; 0: no limit");
   ch->add_option("--stabilize-ms", churn.stabilize_ms,
                  "Mean stabilization period; periods are uniform in [0.5, 1.5] times it")

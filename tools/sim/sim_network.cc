@@ -2,95 +2,117 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <utility>
 
 namespace chord::sim {
 namespace {
-constexpr uint64_t kSimEpochMs = 1'767'225'600'000;
+constexpr uint64_t kSimEpochMs = 1'767'225'600'000;  // 2026-01-01
 }  // namespace
 
-// The Environment of one simulated node.
-class SimNetwork::NodeEnv final : public Environment {
- public:
-  NodeEnv(SimNetwork* net, uint64_t index) : net_(net), index_(index) {}
-
-  uint64_t NowMs() override { return net_->now_ms_; }
-  // Virtual wall time: a fixed epoch (2026-01-01) plus the virtual clock.
-  uint64_t WallMs() override { return kSimEpochMs + net_->now_ms_; }
-  uint64_t Random() override { return net_->rng_(); }
-
-  void SendRequest(const std::string& addr, const wire::Envelope& request) override {
-    if (net_->Lost() || net_->Cut(index_, addr)) return;
-    const uint64_t from = index_;
-    SimNetwork* net = net_;
-    net_->Post(net_->Latency(), [net, addr, from, request] {
-      auto it = net->hosts_.find(addr);
-      if (it == net->hosts_.end() || !it->second->node) return;  // nobody there
-      net->Touch(it->second->index);
-      it->second->node->OnRequest(from, request);
-    });
-  }
-
-  void SendReply(ReplyToken to, const wire::Envelope& reply) override {
-    if (net_->Lost()) return;
-    if (auto peer = net_->by_index_.find(to);
-        peer != net_->by_index_.end() && net_->Cut(index_, peer->second->addr)) {
-      return;
-    }
-    SimNetwork* net = net_;
-    net_->Post(net_->Latency(), [net, to, reply] {
-      if (auto c = net->clients_.find(to); c != net->clients_.end()) {
-        ClientCallback cb = std::move(c->second);
-        net->clients_.erase(c);
-        cb(&reply);
-        return;
-      }
-      auto it = net->by_index_.find(to);
-      if (it == net->by_index_.end() || !it->second->node) return;
-      net->Touch(to);
-      it->second->node->OnResponse(reply);
-    });
-  }
-
-  TimerId Schedule(uint64_t delay_ms, std::function<void()> fn) override {
-    return net_->Schedule(index_, delay_ms, std::move(fn));
-  }
-  void Cancel(TimerId id) override {
-    // Only a timer that has not fired yet needs remembering until its event comes up.
-    if (id != 0 && net_->pending_timers_.erase(id) != 0) net_->cancelled_.insert(id);
-  }
-  void Log(LogLevel, std::string_view) override {}
-
- private:
-  SimNetwork* net_;
-  uint64_t index_;
-};
+void PrintNodeLog(uint64_t now_ms, const std::string& addr, const Ready::Log& line) {
+  std::fprintf(stderr, "t=%llu %s: %s\n", static_cast<unsigned long long>(now_ms), addr.c_str(),
+               line.text.c_str());
+}
 
 SimNetwork::SimNetwork(SimOptions options) : options_(options), rng_(options.seed) {}
 
-SimNetwork::~SimNetwork() {
-  // Destroy nodes before their environments.
-  for (auto& [addr, host] : hosts_) host->node.reset();
+SimNetwork::~SimNetwork() = default;
+
+Clock SimNetwork::NowClock() const {
+  // Virtual wall time: a fixed epoch plus the virtual clock.
+  return Clock{now_ms_, kSimEpochMs + now_ms_};
 }
 
-TimerId SimNetwork::Schedule(uint64_t host, uint64_t delay_ms, std::function<void()> fn) {
-  const TimerId id = next_timer_++;
-  pending_timers_.insert(id);
-  queue_.push(Event{now_ms_ + delay_ms, seq_++, id, host, std::move(fn)});
-  return id;
+SimNetwork::Host* SimNetwork::FindHost(const std::string& addr) const {
+  auto it = hosts_.find(addr);
+  return it == hosts_.end() ? nullptr : it->second.get();
 }
 
-void SimNetwork::Post(uint64_t delay_ms, std::function<void()> fn) {
-  queue_.push(Event{now_ms_ + delay_ms, seq_++, 0, 0, std::move(fn)});
+void SimNetwork::Input(Host* host, const std::function<void(ChordNode&, const Clock&)>& input) {
+  touched_ = host->index;
+  input(*host->node, NowClock());
+  CarryOut(host, host->node->TakeReady());
 }
 
-void SimNetwork::At(uint64_t delay_ms, const std::string& addr,
-                    std::function<void(ChordNode*)> fn) {
-  Post(delay_ms, [this, addr, fn = std::move(fn)] {
-    auto it = hosts_.find(addr);
-    if (it == hosts_.end() || !it->second->node) return;
-    Touch(it->second->index);
-    fn(it->second->node.get());
+void SimNetwork::CarryOut(Host* host, Ready ready) {
+  if (options_.log) {
+    for (const Ready::Log& line : ready.logs) options_.log(now_ms_, host->addr, line);
+  }
+  for (Ready::Request& r : ready.requests) SendRequest(host, r.to, std::move(r.envelope));
+  for (Ready::Reply& r : ready.replies) SendReply(host, r.to, std::move(r.envelope));
+  if (ready.wake_at_ms && ready.wake_at_ms != host->wake_at_ms) {
+    host->wake_at_ms = ready.wake_at_ms;
+    const uint64_t gen = ++host->wake_generation;
+    const uint64_t index = host->index;
+    const uint64_t at = std::max(*ready.wake_at_ms, now_ms_);
+    queue_.push(Event{at, seq_++, index, gen, [this, index] {
+                        Host* h = by_index_.at(index);
+                        h->wake_at_ms.reset();
+                        Input(h, [](ChordNode& n, const Clock& now) { n.Tick(now); });
+                      }});
+  }
+  if (ready.left) {
+    // Remove this incarnation only: the address may have been reused by then.
+    const std::string addr = host->addr;
+    const uint64_t index = host->index;
+    Post(0, 0, [this, addr, index] {
+      Host* h = FindHost(addr);
+      if (h != nullptr && h->index == index) RemoveHost(addr);
+    });
+  }
+  // Last, and from a list of their own: a callback may start more work on any node, this one
+  // included, or crash it.
+  std::vector<std::pair<LookupCallback, Result<LookupResult>>> done;
+  for (Ready::Lookup& l : ready.lookups) {
+    auto it = host->lookups.find(l.handle);
+    if (it == host->lookups.end()) continue;
+    done.emplace_back(std::move(it->second), std::move(l.result));
+    host->lookups.erase(it);
+  }
+  for (auto& [callback, result] : done) callback(std::move(result));
+}
+
+void SimNetwork::SendRequest(Host* from, const std::string& to, wire::Envelope request) {
+  if (Lost() || Cut(from->index, to)) return;
+  const uint64_t token = from->index;
+  Post(Latency(), 0, [this, to, token, request = std::move(request)] {
+    Host* h = FindHost(to);
+    if (h == nullptr) return;  // nobody there
+    Input(h,
+          [token, &request](ChordNode& n, const Clock& now) { n.OnRequest(now, token, request); });
+  });
+}
+
+void SimNetwork::SendReply(Host* from, ReplyToken to, wire::Envelope reply) {
+  if (Lost()) return;
+  if (auto peer = by_index_.find(to);
+      peer != by_index_.end() && Cut(from->index, peer->second->addr)) {
+    return;
+  }
+  Post(Latency(), 0, [this, to, reply = std::move(reply)] {
+    if (auto c = clients_.find(to); c != clients_.end()) {
+      ClientCallback cb = std::move(c->second);
+      clients_.erase(c);
+      cb(&reply);
+      return;
+    }
+    auto it = by_index_.find(to);
+    if (it == by_index_.end()) return;
+    Input(it->second, [&reply](ChordNode& n, const Clock& now) { n.OnResponse(now, reply); });
+  });
+}
+
+void SimNetwork::Post(uint64_t delay_ms, uint64_t host, std::function<void()> fn) {
+  queue_.push(Event{now_ms_ + delay_ms, seq_++, host, 0, std::move(fn)});
+}
+
+void SimNetwork::At(uint64_t delay_ms, const std::string& addr, std::function<void()> fn) {
+  Post(delay_ms, 0, [this, addr, fn = std::move(fn)] {
+    Host* h = FindHost(addr);
+    if (h == nullptr) return;
+    touched_ = h->index;
+    fn();
   });
 }
 
@@ -111,34 +133,32 @@ bool SimNetwork::Lost() {
   return std::uniform_real_distribution<double>(0, 1)(rng_) < options_.loss;
 }
 
-ChordNode* SimNetwork::AddNode(const std::string& addr, const NodeConfig& config,
-                               const std::string& bootstrap) {
+const ChordNode* SimNetwork::AddNode(const std::string& addr, const NodeConfig& config,
+                                     const std::string& bootstrap) {
   std::vector<std::string> bootstraps;
   if (!bootstrap.empty()) bootstraps.push_back(bootstrap);
   return AddNode(addr, config, bootstraps);
 }
 
-ChordNode* SimNetwork::AddNode(const std::string& addr, const NodeConfig& config,
-                               const std::vector<std::string>& bootstraps) {
+const ChordNode* SimNetwork::AddNode(const std::string& addr, const NodeConfig& config,
+                                     const std::vector<std::string>& bootstraps) {
   auto host = std::make_unique<Host>();
   host->addr = addr;
   host->index = next_host_index_++;
-  host->env = std::make_unique<NodeEnv>(this, host->index);
   host->store = std::make_unique<MemoryStore>();
-  host->node = std::make_unique<ChordNode>(host->env.get(), host->store.get(), config,
-                                           NodeRef::ForAddress(addr));
-  ChordNode* node = host->node.get();
-  by_index_[host->index] = host.get();
+  host->node =
+      std::make_unique<ChordNode>(host->store.get(), config, NodeRef::ForAddress(addr), rng_());
+  Host* h = host.get();
   RemoveHost(addr);
+  by_index_[h->index] = h;
   hosts_[addr] = std::move(host);
-  node->Start(bootstraps);
-  return node;
+  Input(h, [&bootstraps](ChordNode& n, const Clock& now) { n.Start(now, bootstraps); });
+  return h->node.get();
 }
 
 void SimNetwork::RemoveHost(const std::string& addr) {
   auto it = hosts_.find(addr);
   if (it == hosts_.end()) return;
-  it->second->node.reset();
   by_index_.erase(it->second->index);
   hosts_.erase(it);
 }
@@ -146,15 +166,34 @@ void SimNetwork::RemoveHost(const std::string& addr) {
 void SimNetwork::Crash(const std::string& addr) { RemoveHost(addr); }
 
 void SimNetwork::Leave(const std::string& addr) {
-  ChordNode* n = node(addr);
-  if (n == nullptr) return;
-  const uint64_t index = hosts_[addr]->index;
-  n->Leave([this, addr, index] {
-    // Remove this incarnation only: the address may have been reused by then.
-    Post(0, [this, addr, index] {
-      auto it = hosts_.find(addr);
-      if (it != hosts_.end() && it->second->index == index) RemoveHost(addr);
+  if (Host* h = FindHost(addr)) Input(h, [](ChordNode& n, const Clock& now) { n.Leave(now); });
+}
+
+void SimNetwork::InstallRoutingState(const std::string& addr, std::vector<NodeRef> successors,
+                                     std::optional<NodeRef> predecessor,
+                                     const std::vector<std::optional<NodeRef>>& fingers) {
+  if (Host* h = FindHost(addr)) {
+    Input(h, [&](ChordNode& n, const Clock& now) {
+      n.InstallRoutingState(now, std::move(successors), std::move(predecessor), fingers);
     });
+  }
+}
+
+void SimNetwork::SetMaintenance(const std::string& addr, bool enabled) {
+  if (Host* h = FindHost(addr)) {
+    Input(h, [enabled](ChordNode& n, const Clock& now) { n.SetMaintenance(now, enabled); });
+  }
+}
+
+void SimNetwork::Lookup(const std::string& addr, const Id& target, bool verify_owner,
+                        LookupCallback done) {
+  Host* h = FindHost(addr);
+  if (h == nullptr) return;
+  // The handle comes back with the result; the callback must be in place before the Ready
+  // that may already carry it is taken.
+  Input(h, [&](ChordNode& n, const Clock& now) {
+    const uint64_t handle = n.StartLookup(now, target, verify_owner);
+    h->lookups.emplace(handle, std::move(done));
   });
 }
 
@@ -163,13 +202,13 @@ void SimNetwork::ClientCall(const std::string& addr, wire::Envelope request, uin
   const uint64_t token = next_client_token_++;
   request.set_request_id(token);
   clients_[token] = std::move(done);
-  Post(Latency(), [this, addr, token, request] {
-    auto it = hosts_.find(addr);
-    if (it == hosts_.end() || !it->second->node) return;
-    Touch(it->second->index);
-    it->second->node->OnRequest(token, request);
+  Post(Latency(), 0, [this, addr, token, request = std::move(request)] {
+    Host* h = FindHost(addr);
+    if (h == nullptr) return;
+    Input(h,
+          [token, &request](ChordNode& n, const Clock& now) { n.OnRequest(now, token, request); });
   });
-  Post(timeout_ms, [this, token] {
+  Post(timeout_ms, 0, [this, token] {
     auto c = clients_.find(token);
     if (c == clients_.end()) return;
     ClientCallback cb = std::move(c->second);
@@ -182,9 +221,9 @@ bool SimNetwork::Step(uint64_t limit_ms) {
   while (!queue_.empty() && queue_.top().at_ms <= limit_ms) {
     Event e = std::move(const_cast<Event&>(queue_.top()));
     queue_.pop();
-    if (e.timer != 0) {
-      if (cancelled_.erase(e.timer) != 0) continue;
-      pending_timers_.erase(e.timer);
+    if (e.wake_generation != 0) {
+      auto it = by_index_.find(e.host);
+      if (it == by_index_.end() || it->second->wake_generation != e.wake_generation) continue;
     }
     now_ms_ = e.at_ms;
     ++events_;
@@ -216,23 +255,21 @@ bool SimNetwork::RunUntil(const std::function<bool()>& done, uint64_t max_ms) {
   return done();
 }
 
-ChordNode* SimNetwork::node(const std::string& addr) const {
-  auto it = hosts_.find(addr);
-  return it == hosts_.end() ? nullptr : it->second->node.get();
+const ChordNode* SimNetwork::node(const std::string& addr) const {
+  Host* h = FindHost(addr);
+  return h == nullptr ? nullptr : h->node.get();
 }
 
 MemoryStore* SimNetwork::store(const std::string& addr) const {
-  auto it = hosts_.find(addr);
-  return it == hosts_.end() ? nullptr : it->second->store.get();
+  Host* h = FindHost(addr);
+  return h == nullptr ? nullptr : h->store.get();
 }
 
-std::vector<ChordNode*> SimNetwork::LiveNodes() const {
-  std::vector<ChordNode*> out;
-  for (const auto& [addr, host] : hosts_) {
-    if (host->node) out.push_back(host->node.get());
-  }
+std::vector<const ChordNode*> SimNetwork::LiveNodes() const {
+  std::vector<const ChordNode*> out;
+  for (const auto& [addr, host] : hosts_) out.push_back(host->node.get());
   std::sort(out.begin(), out.end(),
-            [](ChordNode* a, ChordNode* b) { return a->self().id < b->self().id; });
+            [](const ChordNode* a, const ChordNode* b) { return a->self().id < b->self().id; });
   return out;
 }
 

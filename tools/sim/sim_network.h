@@ -1,8 +1,8 @@
 // SimNetwork: a deterministic, single-threaded world in which many unmodified ChordNode cores
-// run against virtual time. It implements the Environment of every node: messages are
-// delivered after a seeded random latency (or lost), timers fire in virtual time, crashed
-// nodes stop answering. Same seed and same calls give the same run, event for event. Used by
-// the core's unit tests and by chord-sim. Not thread-safe.
+// run against virtual time. It is every node's driver: messages are delivered after a seeded
+// random latency (or lost, or cut by a partition), each node is ticked when its Ready asks,
+// crashed nodes stop answering. Same seed and same calls give the same run, event for event.
+// Used by the core's unit tests and by chord-sim. Not thread-safe.
 #ifndef CHORD_TOOLS_SIM_SIM_NETWORK_H_
 #define CHORD_TOOLS_SIM_SIM_NETWORK_H_
 
@@ -14,11 +14,10 @@
 #include <random>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "node/core/chord_node.h"
-#include "node/core/environment.h"
+#include "node/core/ready.h"
 #include "node/storage/memory_store.h"
 
 namespace chord::sim {
@@ -28,11 +27,17 @@ struct SimOptions {
   double mean_latency_ms = 50;  // one-way delay, exponentially distributed (ToN V-A)
   double min_latency_ms = 0;    // added to every delay
   double loss = 0;              // probability that a message is dropped
+  // Receives every log line of every node with the virtual time; none when empty.
+  std::function<void(uint64_t now_ms, const std::string& addr, const Ready::Log& line)> log;
 };
+
+// A `log` sink that prints "t=MS ADDR: line" to stderr.
+void PrintNodeLog(uint64_t now_ms, const std::string& addr, const Ready::Log& line);
 
 class SimNetwork {
  public:
   using ClientCallback = std::function<void(const wire::Envelope* response)>;  // null: none
+  using LookupCallback = std::function<void(Result<LookupResult>)>;
 
   explicit SimNetwork(SimOptions options);
   ~SimNetwork();
@@ -41,15 +46,25 @@ class SimNetwork {
 
   // Creates a node listening on `addr` (id = SHA-1 of addr) and starts it: a new ring when
   // `bootstrap` is empty, otherwise a join through it. Returns the node.
-  ChordNode* AddNode(const std::string& addr, const NodeConfig& config,
-                     const std::string& bootstrap = "");
+  const ChordNode* AddNode(const std::string& addr, const NodeConfig& config,
+                           const std::string& bootstrap = "");
   // The same with several bootstrap addresses, tried in turn until the join succeeds.
-  ChordNode* AddNode(const std::string& addr, const NodeConfig& config,
-                     const std::vector<std::string>& bootstraps);
+  const ChordNode* AddNode(const std::string& addr, const NodeConfig& config,
+                           const std::vector<std::string>& bootstraps);
   // The node stops at once, without a word to anyone; its state and keys are gone.
   void Crash(const std::string& addr);
   // Graceful leave; the node is removed once its hand-off finished.
   void Leave(const std::string& addr);
+  // Makes the node on `addr` a member with this routing state at once (see
+  // ChordNode::InstallRoutingState).
+  void InstallRoutingState(const std::string& addr, std::vector<NodeRef> successors,
+                           std::optional<NodeRef> predecessor,
+                           const std::vector<std::optional<NodeRef>>& fingers);
+  // Stops or restarts the periodic round of the node on `addr`.
+  void SetMaintenance(const std::string& addr, bool enabled);
+  // Starts a lookup on the node on `addr` now; `done` gets its result (never called if the
+  // node is gone before it finishes).
+  void Lookup(const std::string& addr, const Id& target, bool verify_owner, LookupCallback done);
 
   // Sends a client request to `addr`; `done` gets the response, or null after `timeout_ms`.
   void ClientCall(const std::string& addr, wire::Envelope request, uint64_t timeout_ms,
@@ -68,39 +83,40 @@ class SimNetwork {
 
   // Called after every event with the node the event ran on (null for none), e.g. to
   // re-check that node's invariants.
-  void set_after_event(std::function<void(ChordNode* touched)> hook) {
+  void set_after_event(std::function<void(const ChordNode* touched)> hook) {
     after_event_ = std::move(hook);
   }
-  // Runs `fn` on the simulated clock `delay_ms` from now, on behalf of node `addr` (the
-  // event is skipped if that node is gone by then).
-  void At(uint64_t delay_ms, const std::string& addr, std::function<void(ChordNode*)> fn);
+  // Runs `fn` on the simulated clock `delay_ms` from now, if the node on `addr` is still
+  // there then (the event counts as that node's).
+  void At(uint64_t delay_ms, const std::string& addr, std::function<void()> fn);
 
   uint64_t now_ms() const { return now_ms_; }
   uint64_t events_processed() const { return events_; }
   std::mt19937_64& rng() { return rng_; }
 
   // The live node on `addr`, or null.
-  ChordNode* node(const std::string& addr) const;
+  const ChordNode* node(const std::string& addr) const;
   MemoryStore* store(const std::string& addr) const;
   // Number of live nodes (any state).
   size_t live_count() const { return hosts_.size(); }
   // Live nodes (joined or joining), in id order.
-  std::vector<ChordNode*> LiveNodes() const;
+  std::vector<const ChordNode*> LiveNodes() const;
 
  private:
-  class NodeEnv;
   struct Host {
     std::string addr;
     uint64_t index = 0;
-    std::unique_ptr<NodeEnv> env;
     std::unique_ptr<MemoryStore> store;
     std::unique_ptr<ChordNode> node;
+    uint64_t wake_generation = 0;  // only the wake event of this generation runs
+    std::optional<uint64_t> wake_at_ms;
+    std::unordered_map<uint64_t, LookupCallback> lookups;  // by lookup handle
   };
   struct Event {
     uint64_t at_ms;
     uint64_t seq;
-    TimerId timer;  // 0 for message deliveries
-    uint64_t host;  // the node whose timer this is; 0 when not a timer
+    uint64_t host;             // the node the event runs on; 0 for none
+    uint64_t wake_generation;  // a node's wake-up (0: any other event)
     std::function<void()> fn;
   };
   struct Later {
@@ -109,10 +125,15 @@ class SimNetwork {
     }
   };
 
-  TimerId Schedule(uint64_t host, uint64_t delay_ms, std::function<void()> fn);
-  // Records that the current event ran on `host` (for the after-event hook).
-  void Touch(uint64_t host) { touched_ = host; }
-  void Post(uint64_t delay_ms, std::function<void()> fn);
+  Clock NowClock() const;
+  Host* FindHost(const std::string& addr) const;
+  // Feeds the node of `host` one input at the current virtual time, then carries out its
+  // Ready: messages posted with latency, the next wake-up, finished lookups, a finished leave.
+  void Input(Host* host, const std::function<void(ChordNode&, const Clock&)>& input);
+  void CarryOut(Host* host, Ready ready);
+  void SendRequest(Host* from, const std::string& to, wire::Envelope request);
+  void SendReply(Host* from, ReplyToken to, wire::Envelope reply);
+  void Post(uint64_t delay_ms, uint64_t host, std::function<void()> fn);
   uint64_t Latency();
   bool Lost();
   // True when a message from host index `from` to `to_addr` is dropped by the partition.
@@ -126,17 +147,14 @@ class SimNetwork {
   uint64_t now_ms_ = 0;
   uint64_t seq_ = 0;
   uint64_t events_ = 0;
-  TimerId next_timer_ = 1;
   uint64_t next_host_index_ = 1;
   std::priority_queue<Event, std::vector<Event>, Later> queue_;
-  std::unordered_set<TimerId> pending_timers_;  // scheduled, not fired, not cancelled
-  std::unordered_set<TimerId> cancelled_;       // cancelled, event still queued
   std::map<std::string, std::unique_ptr<Host>> hosts_;
   std::unordered_map<uint64_t, Host*> by_index_;
   // Client calls in flight: token -> callback.
   uint64_t next_client_token_ = 1ull << 62;
   std::unordered_map<uint64_t, ClientCallback> clients_;
-  std::function<void(ChordNode*)> after_event_;
+  std::function<void(const ChordNode*)> after_event_;
   std::function<bool(const std::string&, const std::string&)> cut_;
   uint64_t touched_ = 0;
 };

@@ -1,7 +1,7 @@
 // Status and Result<T>: errors as values for the protocol core and the stores. A Status is
 // either OK or a code with one plain sentence saying what went wrong. Any thread.
-#ifndef CHORD_NODE_CORE_STATUS_H_
-#define CHORD_NODE_CORE_STATUS_H_
+#ifndef CHORD_PROTOCOL_BASE_STATUS_H_
+#define CHORD_PROTOCOL_BASE_STATUS_H_
 
 #include <optional>
 #include <string>
@@ -57,4 +57,4 @@ class [[nodiscard]] Result {
 
 }  // namespace chord
 
-#endif  // CHORD_NODE_CORE_STATUS_H_
+#endif  // CHORD_PROTOCOL_BASE_STATUS_H_

@@ -1,14 +1,16 @@
-// NodeRef: a ring member as the core knows it, its id and the address it listens on. The id
-// is always SHA-1 of the address (or of "address#i" for virtual node i), so the pair is
-// self-authenticating. Plain value type; any thread.
-#ifndef CHORD_NODE_CORE_NODE_REF_H_
-#define CHORD_NODE_CORE_NODE_REF_H_
+// NodeRef: a ring member as the protocol knows it, its id and the ring address it listens on.
+// The id is always SHA-1 of the address (or of "address#i" for virtual node i, see
+// ring_address.h), so the pair is self-authenticating. Plain value type; any thread.
+#ifndef CHORD_PROTOCOL_NODE_REF_H_
+#define CHORD_PROTOCOL_NODE_REF_H_
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "protocol/chord.pb.h"
 #include "protocol/id.h"
+#include "protocol/ring_address.h"
 
 namespace chord {
 
@@ -32,13 +34,17 @@ struct NodeRef {
     out->set_addr(addr);
   }
 
-  // The process behind this ring position: the address without a "#i" vnode suffix. Replica
-  // sets hold at most one position per process.
-  std::string process() const { return addr.substr(0, addr.find('#')); }
+  // The process behind this ring position (its address without a "#i" vnode suffix).
+  // Replica sets hold at most one position per process.
+  std::string_view process() const { return ProcessAddress(addr); }
+  bool SameProcess(const NodeRef& other) const { return process() == other.process(); }
+
+  // "1a2b3c4d@HOST:PORT", for log lines.
+  std::string Describe() const { return id.ShortHex() + "@" + addr; }
 
   friend bool operator==(const NodeRef& a, const NodeRef& b) { return a.id == b.id; }
 };
 
 }  // namespace chord
 
-#endif  // CHORD_NODE_CORE_NODE_REF_H_
+#endif  // CHORD_PROTOCOL_NODE_REF_H_

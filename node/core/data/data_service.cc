@@ -1,0 +1,155 @@
+#include "node/core/data/data_service.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "protocol/limits.h"
+#include "protocol/messages.h"
+
+namespace chord {
+namespace {
+
+// NOT_OWNER hints a data operation follows directly before it looks the owner up again.
+constexpr int kMaxHintsFollowed = 4;
+
+}  // namespace
+
+void DataService::HandleRequest(ReplyToken from, const wire::Envelope& request) {
+  const std::string& key = msg::DataKey(request);
+  std::string problem = KeyProblem(key);
+  if (problem.empty() && request.has_put()) {
+    problem = ValueProblem(request.put().value().size(), ctx_.config.max_value_bytes);
+  }
+  if (!problem.empty()) {
+    wire::DataResponse bad;
+    bad.set_code(wire::INVALID);
+    bad.set_error(problem);
+    return ctx_.out.Reply(from, request.request_id(), msg::Data(std::move(bad)));
+  }
+  const uint64_t id = next_id_++;
+  DataOp& op = ops_[id];
+  op.from = from;
+  op.request = msg::AsDirect(request);
+  op.key_id = Id::Sha1(key);
+  op.deadline_ms = ctx_.now.mono_ms + ctx_.config.data_deadline_ms;
+  op.backoff_ms = ctx_.config.data_retry_ms;
+  Attempt(id);
+}
+
+void DataService::Attempt(uint64_t id) {
+  const RingState& ring = ctx_.ring;
+  if (!ring.joined()) {
+    return Retry(id, ring.state == NodeState::kJoining ? "this node is still joining the ring"
+                                                       : "this node is leaving the ring");
+  }
+  DataOp& op = ops_[id];
+  ++op.attempts;
+  if (op.hint) {
+    // The last node asked named the owner: go there directly.
+    const NodeRef target = *op.hint;
+    op.hint.reset();
+    return SendTo(id, target);
+  }
+  lookups_.Start(op.key_id, /*verify_owner=*/false, Ref(kLookup, id));
+}
+
+void DataService::OnLookupDone(OpRef ref, const LookupOutcome& outcome) {
+  auto it = ops_.find(ref.id);
+  if (it == ops_.end()) return;
+  if (!outcome.result.ok()) return Retry(ref.id, outcome.result.status().message());
+  it->second.hops = outcome.result->hops;
+  it->second.owner_successors = outcome.result->successors;
+  SendTo(ref.id, outcome.result->owner);
+}
+
+void DataService::SendTo(uint64_t id, const NodeRef& owner) {
+  DataOp& op = ops_[id];
+  op.owner = owner;
+  if (owner == ctx_.self()) return owner_.Serve(op.request, Ref(kLocal, id));
+  // A write waits for its replicas (in parallel, each up to one RPC timeout).
+  const uint64_t timeout =
+      op.request.has_get() ? ctx_.config.rpc_timeout_ms : 3 * ctx_.config.rpc_timeout_ms;
+  ctx_.out.Send(owner, op.request, timeout, Ref(kForward, id));
+}
+
+void DataService::OnRpc(OpRef ref, const wire::Envelope* response) {
+  if (ops_.count(ref.id) == 0 || ref.step != kForward) return;
+  OnForwarded(ref.id, response);
+}
+
+void DataService::OnForwarded(uint64_t id, const wire::Envelope* response) {
+  DataOp& op = ops_[id];
+  const NodeRef owner = op.owner;
+  if (response == nullptr) {
+    ctx_.ring.DropFinger(owner);
+    if (op.request.has_get() && replication_.policy().replicated() &&
+        !op.owner_successors.empty()) {
+      // Read the copies on the next members of the replica set instead.
+      const std::vector<NodeRef> holders =
+          replication_.policy().HoldersAfter(owner, op.owner_successors);
+      op.owner_successors.clear();
+      return replication_.reads().ReadFallback(op.request.get().key(), holders, Ref(kReplicas, id));
+    }
+    return Retry(id, "the key's owner " + owner.addr + " did not answer");
+  }
+  if (!response->has_data_resp()) {
+    return Retry(id, "the key's owner " + owner.addr + " sent an unexpected answer");
+  }
+  OnAnswer(id, response->data_resp());
+}
+
+void DataService::OnDataDone(OpRef ref, wire::DataResponse response) {
+  if (ops_.count(ref.id) == 0) return;
+  // A read of the copies that found none to answer: try again.
+  if (ref.step == kReplicas && response.code() == wire::UNAVAILABLE) {
+    return Retry(ref.id, response.error());
+  }
+  OnAnswer(ref.id, std::move(response));
+}
+
+void DataService::OnAnswer(uint64_t id, wire::DataResponse response) {
+  if (response.code() != wire::NOT_OWNER && response.code() != wire::SHUTTING_DOWN) {
+    return Finish(id, std::move(response));
+  }
+  // NOT_OWNER usually names the right node (the asked node's predecessor or successor): a
+  // few such hints are followed at once, then it is back to lookups with back-off.
+  DataOp& op = ops_[id];
+  if (response.code() == wire::NOT_OWNER && response.has_hint() &&
+      op.hints_followed < kMaxHintsFollowed) {
+    if (auto hint = NodeRef::FromWire(response.hint())) {
+      ++op.hints_followed;
+      op.hint = *hint;
+      op.owner_successors.clear();  // they were the previous candidate's
+      return Attempt(id);
+    }
+  }
+  Retry(id, response.error());
+}
+
+void DataService::Retry(uint64_t id, const std::string& why) {
+  DataOp& op = ops_[id];
+  const uint64_t now = ctx_.now.mono_ms;
+  if (now + op.backoff_ms >= op.deadline_ms || ctx_.ring.state == NodeState::kLeft) {
+    wire::DataResponse resp;
+    resp.set_code(wire::UNAVAILABLE);
+    resp.set_error("the ring could not complete the request within " +
+                   std::to_string(ctx_.config.data_deadline_ms) + " ms (last problem: " + why +
+                   "); check the ring with 'chordctl ring' and retry");
+    return Finish(id, std::move(resp));
+  }
+  ctx_.timers.Arm(Ref(kRetry, id), now + op.backoff_ms);
+  op.backoff_ms = std::min<uint64_t>(op.backoff_ms * 2, 1000);
+}
+
+void DataService::OnTimer(OpRef ref) {
+  if (ref.step == kRetry && ops_.count(ref.id) != 0) Attempt(ref.id);
+}
+
+void DataService::Finish(uint64_t id, wire::DataResponse response) {
+  DataOp& op = ops_[id];
+  response.set_hops(static_cast<uint32_t>(op.hops));
+  ctx_.out.Reply(op.from, op.request.request_id(), msg::Data(std::move(response)));
+  ops_.erase(id);
+}
+
+}  // namespace chord

@@ -1,0 +1,78 @@
+// DataService: a client's get, put or delete sent to any node. The node looks up the key's
+// owner and forwards the request to it marked `direct` (or serves it itself through the
+// OwnerService); a NOT_OWNER answer that names a better node is followed a few times, then
+// it is back to lookups with doubling back-off until data_deadline_ms. A get whose owner does
+// not answer is read from the next holders of the key's copies. Each request is a DataOp
+// owned here; the answer goes back to the client. Called by the ChordNode; node's thread.
+#ifndef CHORD_NODE_CORE_DATA_DATA_SERVICE_H_
+#define CHORD_NODE_CORE_DATA_DATA_SERVICE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "node/core/completions.h"
+#include "node/core/data/owner_service.h"
+#include "node/core/lookup.h"
+#include "node/core/node_context.h"
+#include "node/core/op_ref.h"
+#include "node/core/replication/replication.h"
+#include "protocol/chord.pb.h"
+
+namespace chord {
+
+class DataService {
+ public:
+  DataService(NodeContext& ctx, LookupService& lookups, OwnerService& owner,
+              Replication& replication)
+      : ctx_(ctx), lookups_(lookups), owner_(owner), replication_(replication) {}
+  DataService(const DataService&) = delete;
+  DataService& operator=(const DataService&) = delete;
+
+  // A client's get/put/del (not `direct`): routed to the owner, answered to `from`.
+  void HandleRequest(ReplyToken from, const wire::Envelope& request);
+  void OnLookupDone(OpRef op, const LookupOutcome& outcome);
+  void OnRpc(OpRef op, const wire::Envelope* response);
+  void OnDataDone(OpRef op, wire::DataResponse response);
+  void OnTimer(OpRef op);
+  size_t in_flight() const { return ops_.size(); }
+
+ private:
+  enum Step : uint8_t { kLookup = 1, kForward = 2, kLocal = 3, kReplicas = 4, kRetry = 5 };
+  struct DataOp {
+    ReplyToken from = 0;
+    wire::Envelope request;  // the client's request, marked `direct` for the owner
+    Id key_id;
+    uint64_t deadline_ms = 0;
+    uint64_t backoff_ms = 0;
+    int attempts = 0;
+    int hops = 0;
+    int hints_followed = 0;
+    std::optional<NodeRef> hint;            // where to send the next attempt, skipping the lookup
+    NodeRef owner;                          // where the current attempt went
+    std::vector<NodeRef> owner_successors;  // after the owner, from the last lookup
+  };
+
+  // One attempt: straight to the hinted node, or a lookup first.
+  void Attempt(uint64_t id);
+  void SendTo(uint64_t id, const NodeRef& owner);
+  void OnForwarded(uint64_t id, const wire::Envelope* response);
+  // The owner's answer (or a replica read's): done, or NOT_OWNER/SHUTTING_DOWN to follow.
+  void OnAnswer(uint64_t id, wire::DataResponse response);
+  void Retry(uint64_t id, const std::string& why);
+  void Finish(uint64_t id, wire::DataResponse response);
+  OpRef Ref(Step step, uint64_t id) const { return OpRef{OpKind::kDataOp, step, 0, id}; }
+
+  NodeContext& ctx_;
+  LookupService& lookups_;
+  OwnerService& owner_;
+  Replication& replication_;
+  std::unordered_map<uint64_t, DataOp> ops_;
+  uint64_t next_id_ = 1;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_DATA_DATA_SERVICE_H_

@@ -1,0 +1,55 @@
+// OwnerService: serves get/put/del requests addressed to this node itself (marked `direct`):
+// by the coordinating node that found this node to be the key's owner, or by a node reading
+// the copy this node holds as a replica. The owner answers only for keys in (predecessor,
+// self] and once its hand-over has arrived, else NOT_OWNER naming the node it believes is
+// right; reads come from the local record (asking the replicas when it holds none), writes
+// go to the WriteCoordinator. Answers go to the requester's OpRef: a DataOp of this node, or
+// a remote requester (kDirect). Called by the ChordNode and the DataService; node's thread.
+#ifndef CHORD_NODE_CORE_DATA_OWNER_SERVICE_H_
+#define CHORD_NODE_CORE_DATA_OWNER_SERVICE_H_
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "node/core/node_context.h"
+#include "node/core/op_ref.h"
+#include "node/core/replication/replication.h"
+#include "protocol/chord.pb.h"
+
+namespace chord {
+
+class OwnerService {
+ public:
+  OwnerService(NodeContext& ctx, Replication& replication) : ctx_(ctx), replication_(replication) {}
+  OwnerService(const OwnerService&) = delete;
+  OwnerService& operator=(const OwnerService&) = delete;
+
+  // A direct request from another node: served, then answered to `from`.
+  void HandleDirect(ReplyToken from, const wire::Envelope& request);
+  // Serves a direct get, put or delete; the DataResponse goes to `requester`.
+  void Serve(const wire::Envelope& request, OpRef requester);
+  // The answer to a HandleDirect request is ready.
+  void OnDataDone(OpRef op, wire::DataResponse response);
+
+ private:
+  struct Requester {
+    ReplyToken from = 0;
+    uint64_t request_id = 0;
+  };
+
+  // Reads the local copy (owner or replica); a tombstone reads as NOT_FOUND.
+  wire::DataResponse ReadLocal(const Id& key_id, const std::string& key, bool replica_read,
+                               wire::Record* record, Status* status);
+  // NOT_OWNER, with a hint where a better node is known.
+  wire::DataResponse NotOwner(const Id& key_id);
+  void Answer(OpRef requester, wire::DataResponse response);
+
+  NodeContext& ctx_;
+  Replication& replication_;
+  std::unordered_map<uint64_t, Requester> requesters_;
+  uint64_t next_id_ = 1;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_DATA_OWNER_SERVICE_H_

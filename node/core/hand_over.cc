@@ -1,0 +1,150 @@
+#include "node/core/hand_over.h"
+
+#include <string>
+#include <utility>
+
+#include "protocol/messages.h"
+
+namespace chord {
+
+void HandOver::ToPredecessor(bool announce, bool keep_copies) {
+  // Records outside (predecessor, self] belong to the predecessor's side of the ring: on a
+  // join that is exactly the new node's range. Hand them over; delete only after the ack.
+  keep_copies_on_join_ = keep_copies;
+  const RingState& ring = ctx_.ring;
+  if (busy() || !ring.joined() || !ring.predecessor || *ring.predecessor == ring.self) return;
+  const NodeRef to = *ring.predecessor;
+  if (!announce) {
+    const auto range = ring.HandOverRange(to, /*for_leave=*/false);
+    if (!range || ctx_.store()->CountInRange(range->from, range->to) == 0) return;
+  }
+  Batch b;
+  b.to = to;
+  b.keep_copies = keep_copies;
+  Send(std::move(b), std::nullopt);
+}
+
+void HandOver::ForLeave(const NodeRef& to, OpRef parent) {
+  Batch b;
+  b.to = to;
+  b.for_leave = true;
+  b.parent = parent;
+  Send(std::move(b), std::nullopt);
+}
+
+void HandOver::Send(Batch batch, const std::optional<Id>& after) {
+  // One batch of at most transfer_batch_bytes; once acknowledged, the next batch continues
+  // after the last id sent, until nothing is left; the last batch is marked `last`.
+  const auto range = ctx_.ring.HandOverRange(batch.to, batch.for_leave);
+  StorePage page;
+  if (range) {
+    auto read = ctx_.records.ReadPage(*range, after,
+                                      PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX});
+    if (!read.ok()) {
+      ctx_.Log(LogLevel::kError, "cannot read keys to hand over: " + read.status().message());
+      return Finish(batch, false);
+    }
+    page = std::move(*read);
+  }
+  batch.id = next_id_++;
+  batch.sent = StampsOf(page);
+  batch.bytes = page.bytes;
+  batch.more = page.more;
+  batch.started_ms = ctx_.now.mono_ms;
+  std::vector<wire::Record> records;
+  records.reserve(page.records.size());
+  for (auto& [id, rec] : page.records) records.push_back(std::move(rec));
+  ctx_.out.Send(batch.to, msg::Transfer(ctx_.self(), std::move(records), !page.more),
+                ctx_.config.transfer_timeout_ms, OpRef{OpKind::kHandOver, 0, 0, batch.id});
+  current_ = std::move(batch);
+}
+
+void HandOver::OnRpc(OpRef op, const wire::Envelope* response) {
+  if (!current_ || current_->id != op.id) return;
+  Batch batch = std::move(*current_);
+  current_.reset();
+  const RingState& ring = ctx_.ring;
+  // The predecessor changed while this batch was in flight: start over toward the new one
+  // once this batch is settled.
+  const bool moved = !batch.for_leave && ring.predecessor && !(*ring.predecessor == batch.to);
+  const bool ok = response != nullptr && response->has_transfer_resp() &&
+                  response->transfer_resp().code() == wire::OK;
+  if (!ok) {
+    ctx_.Log(LogLevel::kWarn, "hand-over of " + std::to_string(batch.sent.size()) + " keys to " +
+                                  batch.to.Describe() + " failed; keeping them");
+    Finish(batch, false);
+  } else {
+    DropSent(batch);
+    ctx_.counters.keys_sent += batch.sent.size();
+    ctx_.counters.bytes_sent += batch.bytes;
+    if (!batch.sent.empty()) {
+      ctx_.Log(LogLevel::kInfo, "transferred " + std::to_string(batch.sent.size()) + " keys (" +
+                                    std::to_string(batch.bytes) + " bytes) to " +
+                                    batch.to.Describe() + " in " +
+                                    std::to_string(ctx_.now.mono_ms - batch.started_ms) + " ms");
+    }
+    if (!batch.more) {
+      Finish(batch, true);
+    } else if (moved) {
+      Finish(batch, false);  // the predecessor changed meanwhile; start over below
+    } else {
+      const Id after = batch.sent.back().key_id;
+      Send(std::move(batch), after);
+    }
+  }
+  if (moved && !busy()) ToPredecessor(/*announce=*/true, keep_copies_on_join_);
+}
+
+void HandOver::DropSent(const Batch& batch) {
+  // With replicas, a join's hand-over is a copy: this node stays in the new node's replica
+  // set, and the clean-up pass drops what it no longer needs.
+  if (!batch.for_leave && batch.keep_copies) return;
+  if (batch.to.SameProcess(ctx_.self())) return;  // one shared store
+  std::vector<RecordStamp> drop;
+  for (const RecordStamp& r : batch.sent) {
+    // Keep a key that has become ours again meanwhile (the receiver left and handed it back).
+    if (!batch.for_leave && ctx_.ring.Owns(r.key_id)) continue;
+    drop.push_back(r);
+  }
+  auto erased = ctx_.records.EraseIfUnchanged(drop, /*tombstones_only=*/false);
+  if (!erased.ok()) {
+    ctx_.Log(LogLevel::kError, "cannot drop handed-over keys: " + erased.status().message());
+  }
+}
+
+void HandOver::Finish(const Batch& batch, bool ok) { ctx_.completions.Post(batch.parent, ok); }
+
+void HandOver::HandleTransfer(ReplyToken from, const wire::Envelope& request) {
+  const auto& t = request.transfer();
+  wire::Envelope reply;
+  auto* r = reply.mutable_transfer_resp();
+  r->set_code(wire::OK);
+  if (!ctx_.ring.joined()) {
+    // A leaving node has already gathered what it hands on: it must not take more.
+    r->set_code(wire::SHUTTING_DOWN);
+    return ctx_.out.Reply(from, request.request_id(), std::move(reply));
+  }
+  for (const auto& rec : t.records()) {
+    if (!KeyProblem(rec.key()).empty()) continue;
+    Status s = ctx_.records.StoreIfNewer(Id::Sha1(rec.key()), rec);
+    if (!s.ok()) {
+      r->set_code(wire::UNAVAILABLE);
+      ctx_.Log(LogLevel::kError, "cannot store handed-over keys: " + s.message());
+      break;
+    }
+  }
+  if (r->code() == wire::OK) {
+    ctx_.counters.keys_received += static_cast<uint64_t>(t.records_size());
+    if (t.records_size() > 0) {
+      ctx_.Log(LogLevel::kInfo,
+               "received " + std::to_string(t.records_size()) + " keys from " + t.from().addr());
+    }
+    // Our range comes from our successor; a hand-over from anyone else (a leaving
+    // predecessor) does not end the wait.
+    auto sender = NodeRef::FromWire(t.from());
+    if (t.last() && sender && *sender == ctx_.ring.successor()) ctx_.ring.awaiting_transfer = false;
+  }
+  ctx_.out.Reply(from, request.request_id(), std::move(reply));
+}
+
+}  // namespace chord

@@ -1,0 +1,70 @@
+// HandOver: moves records between ring neighbours. On a join, the successor sends its new
+// predecessor the records that are now on the predecessor's side, (start, predecessor]; on a
+// graceful leave, the leaver sends everything it accounts for to its successor. Records go
+// in batches of at most transfer_batch_bytes, one in flight, each continuing after the last
+// key id sent; the last one is marked so. After a batch is acknowledged the sent records are
+// erased here (where still unchanged) unless copies are kept (a join with replication, where
+// the clean-up walk drops them later). It also receives hand-overs (Transfer). Owned by the
+// ChordNode; started by the replication policy (joins) and the Leaver; the node's thread.
+#ifndef CHORD_NODE_CORE_HAND_OVER_H_
+#define CHORD_NODE_CORE_HAND_OVER_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "node/core/node_context.h"
+#include "node/core/op_ref.h"
+#include "node/core/record_store.h"
+#include "protocol/chord.pb.h"
+#include "protocol/node_ref.h"
+
+namespace chord {
+
+class HandOver {
+ public:
+  explicit HandOver(NodeContext& ctx) : ctx_(ctx) {}
+  HandOver(const HandOver&) = delete;
+  HandOver& operator=(const HandOver&) = delete;
+
+  // Hands the records outside (predecessor, self] to the predecessor. With `announce` it is
+  // sent even when empty (a new predecessor waits for the last batch before serving its
+  // range); otherwise only when there is something to send. `keep_copies`: the records stay
+  // here after the predecessor acknowledged them. A no-op while a hand-over runs.
+  void ToPredecessor(bool announce, bool keep_copies);
+  // Hands everything this ring position accounts for to `to` (a leave); `true` goes to
+  // `parent` once `to` has acknowledged the last batch, `false` when a batch failed.
+  void ForLeave(const NodeRef& to, OpRef parent);
+  bool busy() const { return current_.has_value(); }
+
+  void OnRpc(OpRef op, const wire::Envelope* response);
+  void HandleTransfer(ReplyToken from, const wire::Envelope& request);
+
+ private:
+  struct Batch {
+    uint64_t id = 0;
+    NodeRef to;
+    bool for_leave = false;
+    bool keep_copies = false;
+    OpRef parent;
+    std::vector<RecordStamp> sent;
+    uint64_t bytes = 0;
+    bool more = false;
+    uint64_t started_ms = 0;
+  };
+
+  // Sends the next batch of `batch`'s range after `after`.
+  void Send(Batch batch, const std::optional<Id>& after);
+  // Erases what the acknowledged batch carried, unless copies stay or it came back to us.
+  void DropSent(const Batch& batch);
+  void Finish(const Batch& batch, bool ok);
+
+  NodeContext& ctx_;
+  std::optional<Batch> current_;
+  uint64_t next_id_ = 1;
+  bool keep_copies_on_join_ = false;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_HAND_OVER_H_

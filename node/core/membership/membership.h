@@ -1,0 +1,87 @@
+// Membership: ring maintenance of one ring position, Zave's corrected protocol
+// (shared/RING.md): joining (Joiner), the periodic round (Stabilizer, the predecessor
+// liveness check, FingerFixer), rectify on notify, and the answers other nodes need for
+// theirs (GetState, Notify, Leave notices, StabilizeNow). Changes to the successor list and
+// predecessor go through RingUpdates, which tells the data layer. Called by the ChordNode on
+// the node's thread.
+#ifndef CHORD_NODE_CORE_MEMBERSHIP_MEMBERSHIP_H_
+#define CHORD_NODE_CORE_MEMBERSHIP_MEMBERSHIP_H_
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "node/core/completions.h"
+#include "node/core/lookup.h"
+#include "node/core/membership/finger_fixer.h"
+#include "node/core/membership/joiner.h"
+#include "node/core/membership/ring_updates.h"
+#include "node/core/membership/stabilizer.h"
+#include "node/core/node_context.h"
+#include "node/core/op_ref.h"
+#include "protocol/chord.pb.h"
+
+namespace chord {
+
+class Membership {
+ public:
+  Membership(NodeContext& ctx, LookupService& lookups)
+      : ctx_(ctx),
+        updates_(ctx),
+        stabilizer_(ctx, updates_),
+        joiner_(ctx, updates_, lookups, stabilizer_),
+        fingers_(ctx, lookups) {}
+  Membership(const Membership&) = delete;
+  Membership& operator=(const Membership&) = delete;
+
+  void set_listener(MembershipListener* listener) { updates_.set_listener(listener); }
+
+  // Creates a ring of one (no bootstraps) or starts joining; `joined` gets `true` when
+  // this node is a member.
+  void Start(const std::vector<std::string>& bootstraps, OpRef joined);
+  // The periodic round: stabilize, check the predecessor, refresh a finger.
+  void Round();
+
+  void OnRpc(OpRef op, const wire::Envelope* response);
+  void OnLookupDone(OpRef op, const LookupOutcome& outcome);
+  void OnTimer(OpRef op);
+
+  void HandleGetState(ReplyToken from, const wire::Envelope& request);
+  void HandleNotify(ReplyToken from, const wire::Envelope& request);
+  void HandleLeave(ReplyToken from, const wire::Envelope& request);
+  void HandleStabilizeNow(ReplyToken from, const wire::Envelope& request);
+
+ private:
+  enum Step : uint8_t { kPing = 1 };
+
+  void CheckPredecessor();
+  void OnPredecessorPing(const wire::Envelope* response);
+  void Rectify(const NodeRef& n, bool wants_keys);
+  void OnRectifyPing(uint64_t id, const wire::Envelope* response);
+  // The leaver's successor list merged into ours (it was our successor).
+  void TakeLeaverSuccessors(const NodeRef& leaver, const wire::LeaveRequest& leave);
+
+  // A notify that waits for the current predecessor's ping: replace it by `candidate` only
+  // if it is dead.
+  struct RectifyCheck {
+    NodeRef current;
+    NodeRef candidate;
+  };
+
+  NodeContext& ctx_;
+  RingUpdates updates_;
+  Stabilizer stabilizer_;
+  Joiner joiner_;
+  FingerFixer fingers_;
+  bool checking_predecessor_ = false;
+  NodeRef pinged_predecessor_;
+  std::unordered_map<uint64_t, RectifyCheck> rectify_checks_;
+  uint64_t next_rectify_ = 1;
+  std::deque<Id> departed_;  // nodes that told us they left (bounded)
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_MEMBERSHIP_MEMBERSHIP_H_

@@ -1,0 +1,33 @@
+#include "node/core/membership/ring_updates.h"
+
+#include <utility>
+
+namespace chord {
+
+void RingUpdates::SetSuccessors(std::vector<NodeRef> list) {
+  RingState& ring = ctx_.ring;
+  const NodeRef before = ring.successor();
+  ring.successors = std::move(list);
+  if (!ring.successors.empty()) ring.fingers[0] = ring.successors.front();
+  if (!(ring.successor() == before)) {
+    ++ctx_.counters.successor_changes;
+    ctx_.Log(LogLevel::kInfo,
+             "successor changed: " + before.Describe() + " -> " + ring.successor().Describe());
+  }
+}
+
+void RingUpdates::SetPredecessor(std::optional<NodeRef> p) {
+  RingState& ring = ctx_.ring;
+  const bool changed = p.has_value() != ring.predecessor.has_value() ||
+                       (p && ring.predecessor && !(*p == *ring.predecessor));
+  ring.predecessor = std::move(p);
+  if (ring.predecessor) ring.range_floor.reset();
+  if (!changed) return;
+  ++ctx_.counters.predecessor_changes;
+  ctx_.Log(LogLevel::kInfo,
+           "predecessor changed to " +
+               (ring.predecessor ? ring.predecessor->Describe() : std::string("unknown")));
+  if (listener_ != nullptr) listener_->OnPredecessorChanged();
+}
+
+}  // namespace chord

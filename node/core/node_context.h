@@ -1,0 +1,60 @@
+// NodeContext: what every part of a ChordNode shares: the configuration, the driver's time of
+// the current step, the ring state, the records and their version clock, the outbox, timers
+// and completions, counters and metrics, and the node's seeded random source. Owned by the
+// ChordNode; its parts hold a reference and use what their job needs. Not thread-safe.
+#ifndef CHORD_NODE_CORE_NODE_CONTEXT_H_
+#define CHORD_NODE_CORE_NODE_CONTEXT_H_
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "node/core/completions.h"
+#include "node/core/node_config.h"
+#include "node/core/node_counters.h"
+#include "node/core/node_metrics.h"
+#include "node/core/outbox.h"
+#include "node/core/ready.h"
+#include "node/core/record_store.h"
+#include "node/core/ring_state.h"
+#include "node/core/timers.h"
+#include "node/core/version_clock.h"
+#include "node/storage/store.h"
+
+namespace chord {
+
+struct NodeContext {
+  NodeContext(const NodeConfig& cfg, NodeRef self, Store* store, uint64_t seed)
+      : config(cfg),
+        ring(std::move(self), cfg.successors),
+        records(store, &versions),
+        out(&ring.self, &now, &metrics, &counters),
+        rng(seed) {}
+  NodeContext(const NodeContext&) = delete;
+  NodeContext& operator=(const NodeContext&) = delete;
+
+  const NodeConfig config;
+  Clock now;
+  RingState ring;
+  VersionClock versions;
+  RecordStore records;
+  NodeCounters counters;
+  NodeMetrics metrics;
+  Outbox out;
+  Timers timers;
+  Completions completions;
+  std::mt19937_64 rng;
+
+  const NodeRef& self() const { return ring.self; }
+  Store* store() const { return records.store(); }
+  void Log(LogLevel level, std::string text) { out.Log(level, std::move(text)); }
+  // True with probability `p`.
+  bool Chance(double p) {
+    return p > 0 && static_cast<double>(rng() % 1'000'000) < p * 1'000'000.0;
+  }
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_NODE_CONTEXT_H_

@@ -1,0 +1,31 @@
+// NodeCounters: the plain running totals a ChordNode keeps about itself (status, /metrics).
+// Plain data; the node's thread only.
+#ifndef CHORD_NODE_CORE_NODE_COUNTERS_H_
+#define CHORD_NODE_CORE_NODE_COUNTERS_H_
+
+#include <cstdint>
+
+namespace chord {
+
+struct NodeCounters {
+  uint64_t stabilize_rounds = 0;
+  uint64_t successor_changes = 0;
+  uint64_t predecessor_changes = 0;
+  uint64_t lookups = 0;
+  uint64_t lookup_hops = 0;
+  uint64_t rpc_timeouts = 0;
+  uint64_t keys_sent = 0;
+  uint64_t keys_received = 0;
+  uint64_t bytes_sent = 0;           // record bytes of hand-overs (join / leave)
+  uint64_t writes_replicated = 0;    // writes this node coordinated as owner
+  uint64_t anti_entropy_rounds = 0;  // digest comparisons with one replica
+  uint64_t anti_entropy_clean = 0;   // ... that found nothing to repair
+  uint64_t anti_entropy_bytes = 0;   // digest, pull and push message bytes sent and received
+  uint64_t keys_repaired = 0;        // records sent or taken by anti-entropy / read repair
+  uint64_t keys_dropped = 0;         // records erased once their holders confirmed them
+  uint64_t tombstones_purged = 0;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_NODE_COUNTERS_H_

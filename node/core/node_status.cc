@@ -1,0 +1,108 @@
+#include "node/core/node_status.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "protocol/messages.h"
+
+namespace chord {
+namespace {
+
+// Bounds of one ListKeys page.
+constexpr uint32_t kDefaultListLimit = 1000;
+constexpr uint32_t kMaxListLimit = 10000;
+constexpr size_t kMaxListBytes = 8u << 20;
+
+}  // namespace
+
+uint64_t NodeStatus::PrimaryKeyCount() const {
+  const RingState& ring = ctx_.ring;
+  if (ring.state != NodeState::kJoined && ring.state != NodeState::kLeaving) return 0;
+  const auto start = ring.RangeStart();
+  return ctx_.records.CountLive(start ? *start : ring.self.id, ring.self.id);
+}
+
+uint64_t NodeStatus::ReplicaKeyCount() const {
+  const uint64_t held = ctx_.records.CountLive(ctx_.ring.AttributedRangeStart(), ctx_.self().id);
+  const uint64_t primary = PrimaryKeyCount();
+  return held - std::min(held, primary);
+}
+
+uint64_t NodeStatus::TombstoneCount() const {
+  const uint64_t all = ctx_.store()->Count();
+  return all - std::min(all, ctx_.records.CountLive(ctx_.self().id, ctx_.self().id));
+}
+
+void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
+  const RingState& ring = ctx_.ring;
+  const NodeCounters& c = ctx_.counters;
+  wire::Envelope reply;
+  auto* s = reply.mutable_status_resp();
+  ring.self.ToWire(s->mutable_self());
+  if (ring.predecessor) ring.predecessor->ToWire(s->mutable_predecessor());
+  for (const NodeRef& n : ring.successors) n.ToWire(s->add_successors());
+  std::optional<NodeRef> last;
+  for (const auto& f : ring.fingers) {
+    if (f && (!last || !(*last == *f))) {
+      f->ToWire(s->add_fingers());
+      last = f;
+    }
+  }
+  s->set_keys(PrimaryKeyCount());
+  s->set_replica_keys(ReplicaKeyCount());
+  s->set_replicas(static_cast<uint32_t>(replicas_));
+  s->set_tombstones(TombstoneCount());
+  s->set_joined(ring.joined());
+  s->set_leaving(ring.state == NodeState::kLeaving || ring.state == NodeState::kLeft);
+  s->set_successor_list_length(static_cast<uint32_t>(ring.max_successors));
+  s->set_ring_has_enough_members(static_cast<int>(ring.successors.size()) >= ring.max_successors);
+  s->set_stabilize_rounds(c.stabilize_rounds);
+  auto* d = s->mutable_data();
+  d->set_keys_sent(c.keys_sent);
+  d->set_bytes_sent(c.bytes_sent);
+  d->set_keys_received(c.keys_received);
+  d->set_writes_coordinated(c.writes_replicated);
+  d->set_anti_entropy_rounds(c.anti_entropy_rounds);
+  d->set_anti_entropy_clean(c.anti_entropy_clean);
+  d->set_anti_entropy_bytes(c.anti_entropy_bytes);
+  d->set_keys_repaired(c.keys_repaired);
+  d->set_keys_dropped(c.keys_dropped);
+  d->set_tombstones_purged(c.tombstones_purged);
+  ctx_.out.Reply(from, request.request_id(), std::move(reply));
+}
+
+void NodeStatus::HandleListKeys(ReplyToken from, const wire::Envelope& request) {
+  const auto& l = request.list_keys();
+  const uint32_t limit =
+      std::clamp<uint32_t>(l.limit() == 0 ? kDefaultListLimit : l.limit(), 1, kMaxListLimit);
+  wire::Envelope reply;
+  auto* r = reply.mutable_list_keys_resp();
+  // Numeric id order: from just after `after_key_id` (or from zero) up to the top of the ring.
+  std::optional<Id> after;
+  if (!l.after_key_id().empty()) after = Id::FromBytes(l.after_key_id());
+  if (after && *after == Id::Max())
+    return ctx_.out.Reply(from, request.request_id(), std::move(reply));
+  uint32_t n = 0;
+  size_t bytes = 0;
+  Status s = ctx_.store()->Scan(after ? *after : Id::Max(), Id::Max(),
+                                [&](const Id& id, const wire::Record& rec) {
+                                  if (after && !(*after < id)) return true;
+                                  if (n >= limit || bytes > kMaxListBytes) {
+                                    r->set_more(true);
+                                    return false;
+                                  }
+                                  auto* out = r->add_records();
+                                  out->set_key(rec.key());
+                                  out->set_version(rec.version());
+                                  out->set_deleted(rec.deleted());
+                                  if (l.with_values()) out->set_value(rec.value());
+                                  bytes += rec.key().size() + out->value().size();
+                                  ++n;
+                                  return true;
+                                });
+  if (!s.ok()) reply = msg::Error(wire::UNAVAILABLE, "cannot list keys: " + s.message());
+  ctx_.out.Reply(from, request.request_id(), std::move(reply));
+}
+
+}  // namespace chord

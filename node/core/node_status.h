@@ -1,0 +1,37 @@
+// NodeStatus: what a node reports about itself: the Status answer (its ring pointers,
+// fingers, key counts and replication counters), the ListKeys pages an operator's dump reads,
+// and the key counts behind both and the metrics. Pure reads of the node's state and store;
+// the node's thread only.
+#ifndef CHORD_NODE_CORE_NODE_STATUS_H_
+#define CHORD_NODE_CORE_NODE_STATUS_H_
+
+#include <cstdint>
+
+#include "node/core/node_context.h"
+#include "protocol/chord.pb.h"
+
+namespace chord {
+
+class NodeStatus {
+ public:
+  NodeStatus(NodeContext& ctx, int replicas) : ctx_(ctx), replicas_(replicas) {}
+
+  // Live records this node owns as primary.
+  uint64_t PrimaryKeyCount() const;
+  // Live records it holds for other owners (with virtual nodes: those between the previous
+  // vnode of this process and this one), so each record of a shared store counts once.
+  uint64_t ReplicaKeyCount() const;
+  // Tombstones in the whole store.
+  uint64_t TombstoneCount() const;
+
+  void HandleStatus(ReplyToken from, const wire::Envelope& request);
+  void HandleListKeys(ReplyToken from, const wire::Envelope& request);
+
+ private:
+  NodeContext& ctx_;
+  int replicas_;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_NODE_STATUS_H_

@@ -1,0 +1,87 @@
+#include "node/core/outbox.h"
+
+namespace chord {
+namespace {
+
+// The Envelope body name of a request ("get_state", "replicate", ...): its RPC type.
+std::string_view BodyName(const wire::Envelope& e) {
+  const auto* field = wire::Envelope::descriptor()->FindFieldByNumber(e.body_case());
+  return field != nullptr ? std::string_view(field->name()) : std::string_view("none");
+}
+
+}  // namespace
+
+void Outbox::Send(const NodeRef& to, wire::Envelope request, uint64_t timeout_ms, OpRef op) {
+  const uint64_t id = next_request_id_++;
+  request.set_request_id(id);
+  Pending p;
+  p.op = op;
+  p.sent_ms = now_->mono_ms;
+  p.deadline_ms = now_->mono_ms + timeout_ms;
+  p.metrics = &metrics_->Rpc(BodyName(request));
+  ++p.metrics->requests;
+  deadlines_.emplace(p.deadline_ms, id);
+  pending_.emplace(id, p);
+  if (to.addr == self_->addr) {
+    loopback_.push_back(Loopback{false, std::move(request)});
+    return;
+  }
+  ready_.requests.push_back(Ready::Request{to.addr, std::move(request)});
+}
+
+void Outbox::Reply(ReplyToken to, uint64_t request_id, wire::Envelope reply) {
+  reply.set_request_id(request_id);
+  if (to == kLoopbackToken) {
+    loopback_.push_back(Loopback{true, std::move(reply)});
+    return;
+  }
+  ready_.replies.push_back(Ready::Reply{to, std::move(reply)});
+}
+
+void Outbox::Log(LogLevel level, std::string text) {
+  ready_.logs.push_back(Ready::Log{level, std::move(text)});
+}
+
+std::optional<OpRef> Outbox::Complete(uint64_t request_id, bool answered) {
+  auto it = pending_.find(request_id);
+  if (it == pending_.end()) return std::nullopt;
+  const Pending p = it->second;
+  pending_.erase(it);
+  deadlines_.erase({p.deadline_ms, request_id});
+  if (!answered) {
+    ++p.metrics->timeouts;
+    ++counters_->rpc_timeouts;
+  } else {
+    const uint64_t elapsed_ms = now_->mono_ms > p.sent_ms ? now_->mono_ms - p.sent_ms : 0;
+    p.metrics->latency_seconds.Observe(static_cast<double>(elapsed_ms) / 1000.0);
+  }
+  return p.op;
+}
+
+std::vector<OpRef> Outbox::TakeExpired() {
+  std::vector<OpRef> out;
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now_->mono_ms) {
+    const uint64_t id = deadlines_.begin()->second;
+    if (auto op = Complete(id, /*answered=*/false)) out.push_back(*op);
+  }
+  return out;
+}
+
+std::optional<uint64_t> Outbox::next_deadline() const {
+  if (deadlines_.empty()) return std::nullopt;
+  return deadlines_.begin()->first;
+}
+
+Outbox::Loopback Outbox::TakeLoopback() {
+  Loopback l = std::move(loopback_.front());
+  loopback_.pop_front();
+  return l;
+}
+
+Ready Outbox::TakeReady() {
+  Ready out = std::move(ready_);
+  ready_ = Ready{};
+  return out;
+}
+
+}  // namespace chord

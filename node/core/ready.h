@@ -1,0 +1,80 @@
+// The core's inputs and outputs besides messages. A ChordNode is driven by calls that carry a
+// Clock (the driver's time: the core reads no clock of its own), and everything it wants done
+// comes out as one Ready that the driver takes after each call: requests to send, replies to
+// send, when to call Tick next, log lines, finished lookups and whether a graceful leave has
+// completed. The libuv runtime (node/runtime) and the simulator (tools/sim) are the drivers.
+// Plain data; any thread.
+#ifndef CHORD_NODE_CORE_READY_H_
+#define CHORD_NODE_CORE_READY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocol/base/status.h"
+#include "protocol/chord.pb.h"
+#include "protocol/node_ref.h"
+
+namespace chord {
+
+// Identifies where a request came from, so that the core can answer it later. Opaque to the
+// core; chosen by the driver (a connection id in the runtime).
+using ReplyToken = uint64_t;
+
+// The driver's time at the moment of a call.
+struct Clock {
+  uint64_t mono_ms = 0;  // monotonic milliseconds; only differences are meaningful
+  // Wall-clock milliseconds since the Unix epoch (virtual in the simulator). Used only for
+  // record versions (a hybrid logical clock) and tombstone ages, never for timeouts.
+  uint64_t wall_ms = 0;
+};
+
+enum class LogLevel { kDebug, kInfo, kWarn, kError };
+
+// What an iterative lookup found.
+struct LookupResult {
+  NodeRef owner;                    // first node clockwise from the target
+  std::vector<NodeRef> successors;  // the nodes after the owner, as the last hop knew them
+  NodeRef predecessor;              // the node just before the owner
+  int hops = 0;                     // lookup RPCs answered
+  int timeouts = 0;                 // peers that did not answer
+};
+
+struct Ready {
+  // A request for the node at ring address `to` (HOST:PORT or HOST:PORT#i). Its request id
+  // is set; the answer goes back through ChordNode::OnResponse with the same id, or
+  // OnSendFailed(id) if the driver learns it cannot be delivered. The core runs its own
+  // deadline for every request either way.
+  struct Request {
+    std::string to;
+    wire::Envelope envelope;
+  };
+  // The answer to a request received through ChordNode::OnRequest from `to`.
+  struct Reply {
+    ReplyToken to = 0;
+    wire::Envelope envelope;
+  };
+  struct Log {
+    LogLevel level = LogLevel::kInfo;
+    std::string text;
+  };
+  // The result of a lookup started with ChordNode::StartLookup.
+  struct Lookup {
+    uint64_t handle = 0;
+    Result<LookupResult> result = Status::Unavailable("no result");
+  };
+
+  std::vector<Request> requests;
+  std::vector<Reply> replies;
+  std::vector<Log> logs;
+  std::vector<Lookup> lookups;
+  // Call ChordNode::Tick at (or soon after) this monotonic time; nullopt: nothing is due.
+  std::optional<uint64_t> wake_at_ms;
+  // The graceful leave started with ChordNode::Leave has finished.
+  bool left = false;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_READY_H_

@@ -1,0 +1,64 @@
+// RecordStore: the core's view of the Store, with the rules every part applies to records:
+// last-writer-wins stores (RecordNewer decides), erasing a batch of records only where they
+// are still the versions that were sent or confirmed, pages of a range that resume after a
+// key id, and counts of live records. It feeds every version it stores to the VersionClock.
+// Not thread-safe; the node's thread only.
+#ifndef CHORD_NODE_CORE_RECORD_STORE_H_
+#define CHORD_NODE_CORE_RECORD_STORE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "node/core/ring_state.h"
+#include "node/core/version_clock.h"
+#include "node/storage/store.h"
+#include "protocol/base/status.h"
+#include "protocol/chord.pb.h"
+#include "protocol/id.h"
+
+namespace chord {
+
+// A record as it was sent or confirmed: enough to tell later whether it is still the same.
+struct RecordStamp {
+  Id key_id;
+  std::string key;
+  uint64_t version = 0;
+};
+
+class RecordStore {
+ public:
+  RecordStore(Store* store, VersionClock* clock) : store_(store), clock_(clock) {}
+
+  Store* store() const { return store_; }
+
+  // Stores `rec` unless the record already there outranks it; then `*stored` is false and
+  // `*kept` (if given) is that record.
+  [[nodiscard]] Status StoreIfNewer(const Id& key_id, const wire::Record& rec,
+                                    bool* stored = nullptr, wire::Record* kept = nullptr);
+  // Erases each stamped record that is still at the stamped version (and, with
+  // `tombstones_only`, still a tombstone), in one batch. Returns how many were erased.
+  [[nodiscard]] Result<uint64_t> EraseIfUnchanged(const std::vector<RecordStamp>& stamps,
+                                                  bool tombstones_only);
+  // A page of (range.from, range.to] continuing after key id `after` when given (which must
+  // lie in the range; after == range.to leaves nothing).
+  [[nodiscard]] Result<StorePage> ReadPage(const KeyRange& range, const std::optional<Id>& after,
+                                           const PageLimits& limits,
+                                           const Store::Filter& keep = nullptr);
+  // Live (not deleted) records in (from, to].
+  uint64_t CountLive(const Id& from, const Id& to) const;
+  // Versions continue above everything stored (a restart on the same data).
+  [[nodiscard]] Status ObserveAllVersions();
+
+ private:
+  Store* store_;
+  VersionClock* clock_;
+};
+
+// The stamps of the records of a page.
+std::vector<RecordStamp> StampsOf(const StorePage& page);
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_RECORD_STORE_H_

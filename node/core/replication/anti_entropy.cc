@@ -1,0 +1,183 @@
+#include "node/core/replication/anti_entropy.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "node/core/range_digest.h"
+#include "node/core/record_order.h"
+#include "protocol/limits.h"
+#include "protocol/messages.h"
+
+namespace chord {
+namespace {
+
+// Ranges the clean-up walk examines per round, beyond the R-1 it keeps.
+constexpr int kExtraRangesPerRound = 2;
+// Upper bound on the digest arcs of a range.
+constexpr uint32_t kMaxBuckets = 4096;
+// Pages of differing records one comparison pulls from a replica at most.
+constexpr int kMaxPullPages = 64;
+
+}  // namespace
+
+void AntiEntropy::Round() {
+  const RingState& ring = ctx_.ring;
+  if (running_ || !ring.joined() || ring.awaiting_transfer) return;
+  const auto start = ring.RangeStart();
+  range_ = KeyRange{start ? *start : ring.self.id, ring.self.id};
+  targets_ = policy_.Targets();
+  const int walk = policy_.replicas() - 1 + kExtraRangesPerRound;
+  if (targets_.empty()) {
+    purge_.Start(range_, {});
+    return cleanup_.Run(walk);
+  }
+  if (!start && !ring.successors.empty()) return;  // our range is unknown for now
+  buckets_ = std::clamp<uint32_t>(ctx_.config.digest_buckets, 1, kMaxBuckets);
+  auto digests = ComputeRangeDigests(ctx_.store(), range_.from, range_.to, buckets_);
+  if (!digests.ok()) {
+    ctx_.Log(LogLevel::kError, "anti-entropy cannot read the store: " + digests.status().message());
+    return;
+  }
+  running_ = true;
+  ++round_;
+  clean_ = true;
+  pending_ = targets_.size();
+  sessions_.assign(targets_.size(), Session{});
+  for (size_t i = 0; i < targets_.size(); ++i) {
+    sessions_[i].target = targets_[i];
+    SendDigests(i, *digests);
+  }
+}
+
+void AntiEntropy::OnRpc(OpRef op, const wire::Envelope* response) {
+  if (!running_ || op.id != round_ || op.index >= sessions_.size()) return;
+  if (op.step == kDigest) return OnDigests(op.index, response);
+  if (op.step == kPull) return OnPulled(op.index, response);
+  if (op.step == kPush) return OnPushed(op.index, response);
+}
+
+void AntiEntropy::SendDigests(size_t index, const std::vector<uint64_t>& digests) {
+  wire::Envelope req = msg::SyncDigest(ctx_.self(), range_.from, range_.to, digests);
+  ctx_.counters.anti_entropy_bytes += req.ByteSizeLong();
+  ++ctx_.counters.anti_entropy_rounds;
+  ctx_.out.Send(sessions_[index].target, std::move(req), ctx_.config.rpc_timeout_ms,
+                Ref(kDigest, index));
+}
+
+void AntiEntropy::OnDigests(size_t index, const wire::Envelope* response) {
+  if (response == nullptr || !response->has_sync_digest_resp() ||
+      response->sync_digest_resp().code() != wire::OK) {
+    return SessionDone(false);
+  }
+  ctx_.counters.anti_entropy_bytes += response->ByteSizeLong();
+  const auto& differing = response->sync_digest_resp().differing();
+  if (differing.empty()) {
+    ++ctx_.counters.anti_entropy_clean;
+    return SessionDone(true);
+  }
+  // Fetch the replica's records of those arcs, take what is newer, send what it lacks.
+  Session& s = sessions_[index];
+  s.differing.assign(differing.begin(), differing.end());
+  s.pages_left = kMaxPullPages;
+  Pull(index);
+}
+
+void AntiEntropy::Pull(size_t index) {
+  Session& s = sessions_[index];
+  wire::Envelope req = msg::SyncPull(range_.from, range_.to, buckets_, s.differing,
+                                     ctx_.config.transfer_batch_bytes, s.after);
+  ctx_.counters.anti_entropy_bytes += req.ByteSizeLong();
+  ctx_.out.Send(s.target, std::move(req), ctx_.config.transfer_timeout_ms, Ref(kPull, index));
+}
+
+void AntiEntropy::OnPulled(size_t index, const wire::Envelope* response) {
+  if (response == nullptr || !response->has_sync_pull_resp() ||
+      response->sync_pull_resp().code() != wire::OK) {
+    return SessionDone(false);
+  }
+  Session& s = sessions_[index];
+  ctx_.counters.anti_entropy_bytes += response->ByteSizeLong();
+  uint64_t taken = 0;
+  std::optional<Id> last;
+  for (const auto& rec : response->sync_pull_resp().records()) {
+    if (!KeyProblem(rec.key()).empty()) continue;
+    const Id id = Id::Sha1(rec.key());
+    last = id;
+    // Take only what falls in our range: the rest is not ours to hold.
+    if (!Id::InHalfOpen(id, range_.from, range_.to)) continue;
+    bool stored = false;
+    if (!ctx_.records.StoreIfNewer(id, rec, &stored).ok()) continue;
+    if (stored) ++taken;
+    wire::Record meta = rec;
+    meta.clear_value();  // only the version matters from here on
+    s.theirs.push_back(std::move(meta));
+  }
+  ctx_.counters.keys_repaired += taken;
+  if (taken > 0) {
+    ctx_.Log(LogLevel::kInfo, "anti-entropy: took " + std::to_string(taken) + " newer keys from " +
+                                  s.target.Describe());
+  }
+  if (response->sync_pull_resp().more() && last && s.pages_left > 1) {
+    --s.pages_left;
+    s.after = last;
+    return Pull(index);
+  }
+  Push(index);
+}
+
+void AntiEntropy::Push(size_t index) {
+  Session& s = sessions_[index];
+  std::vector<bool> wanted(buckets_, false);
+  for (uint32_t b : s.differing) {
+    if (b < buckets_) wanted[b] = true;
+  }
+  std::unordered_map<std::string, wire::Record> have;
+  for (auto& r : s.theirs) {
+    std::string key = r.key();
+    have.emplace(std::move(key), std::move(r));
+  }
+  s.theirs.clear();
+  auto page = ctx_.records.ReadPage(
+      range_, std::nullopt, PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX},
+      [&](const Id& id, const wire::Record& rec) {
+        if (!wanted[DigestBucket(range_.from, range_.to, buckets_, id)]) return false;
+        auto it = have.find(rec.key());
+        return it == have.end() || RecordNewer(rec, it->second);
+      });
+  if (!page.ok() || page->records.empty()) return SessionDone(false);
+  ctx_.counters.anti_entropy_bytes += page->bytes;
+  std::vector<wire::Record> records;
+  for (auto& [id, rec] : page->records) records.push_back(std::move(rec));
+  s.pushed = records.size();
+  ctx_.out.Send(s.target, msg::Replicate(ctx_.self(), std::move(records)),
+                ctx_.config.transfer_timeout_ms, Ref(kPush, index));
+}
+
+void AntiEntropy::OnPushed(size_t index, const wire::Envelope* response) {
+  const Session& s = sessions_[index];
+  const bool ok = response != nullptr && response->has_replicate_resp() &&
+                  response->replicate_resp().code() == wire::OK;
+  if (ok) {
+    ctx_.counters.keys_repaired += response->replicate_resp().stored();
+    ctx_.Log(LogLevel::kInfo, "anti-entropy: sent " + std::to_string(s.pushed) +
+                                  " keys to replica " + s.target.Describe());
+  }
+  SessionDone(false);  // something differed this round
+}
+
+void AntiEntropy::SessionDone(bool clean) {
+  clean_ = clean_ && clean;
+  if (--pending_ == 0) Finish();
+}
+
+void AntiEntropy::Finish() {
+  running_ = false;
+  sessions_.clear();
+  // Every replica agrees with us: tombstones past their grace period can go everywhere.
+  if (clean_) purge_.Start(range_, targets_);
+  cleanup_.Run(policy_.replicas() - 1 + kExtraRangesPerRound);
+}
+
+}  // namespace chord

@@ -1,0 +1,76 @@
+// AntiEntropy: how the owner of a range keeps its replicas equal to it. A round cuts the
+// owner's range into digest_buckets arcs and sends the arcs' digests to each member of the
+// replica set (one Session per replica, in parallel); the replica answers with the arcs that
+// differ, the owner pulls the replica's records of those arcs (paged), keeps what is newer
+// and pushes what the replica lacks or holds older. When every replica matched, tombstones
+// past their grace period are purged, replicas first. Every round ends with a few steps of
+// the clean-up walk. Started by Replication on its period; the node's thread only.
+#ifndef CHORD_NODE_CORE_REPLICATION_ANTI_ENTROPY_H_
+#define CHORD_NODE_CORE_REPLICATION_ANTI_ENTROPY_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "node/core/node_context.h"
+#include "node/core/op_ref.h"
+#include "node/core/replication/cleanup.h"
+#include "node/core/replication/replication_policy.h"
+#include "node/core/replication/tombstone_purge.h"
+#include "protocol/chord.pb.h"
+
+namespace chord {
+
+class AntiEntropy {
+ public:
+  AntiEntropy(NodeContext& ctx, ReplicationPolicy& policy, Cleanup& cleanup, TombstonePurge& purge)
+      : ctx_(ctx), policy_(policy), cleanup_(cleanup), purge_(purge) {}
+
+  // Starts a round unless one is running or this node's range is unknown.
+  void Round();
+  bool running() const { return running_; }
+  void OnRpc(OpRef op, const wire::Envelope* response);
+
+ private:
+  enum Step : uint8_t { kDigest = 1, kPull = 2, kPush = 3 };
+  // The comparison with one replica.
+  struct Session {
+    NodeRef target;
+    std::vector<uint32_t> differing;   // arcs whose digests differ
+    std::optional<Id> after;           // where the next pull page continues
+    std::vector<wire::Record> theirs;  // the replica's versions of those arcs (no values)
+    int pages_left = 0;
+    size_t pushed = 0;  // records sent to it
+  };
+
+  void SendDigests(size_t index, const std::vector<uint64_t>& digests);
+  void OnDigests(size_t index, const wire::Envelope* response);
+  void Pull(size_t index);
+  void OnPulled(size_t index, const wire::Envelope* response);
+  void Push(size_t index);
+  void OnPushed(size_t index, const wire::Envelope* response);
+  // The comparison with replica `index` ended; `clean`: nothing differed.
+  void SessionDone(bool clean);
+  // Every session ended.
+  void Finish();
+  OpRef Ref(Step step, size_t index) const {
+    return OpRef{OpKind::kAntiEntropy, step, static_cast<uint16_t>(index), round_};
+  }
+
+  NodeContext& ctx_;
+  ReplicationPolicy& policy_;
+  Cleanup& cleanup_;
+  TombstonePurge& purge_;
+  bool running_ = false;
+  uint64_t round_ = 0;
+  KeyRange range_;
+  uint32_t buckets_ = 0;
+  std::vector<NodeRef> targets_;
+  std::vector<Session> sessions_;
+  size_t pending_ = 0;
+  bool clean_ = true;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_REPLICATION_ANTI_ENTROPY_H_

@@ -1,0 +1,67 @@
+// Cleanup: the walk that drops copies this process no longer has to hold. After each
+// anti-entropy round it visits a few of the ranges this node holds records of but does not
+// own, one owner's range at a time (continuing where the last round stopped): it looks the
+// range's owner up, asks it for its replica set, and if this process is not in it, first
+// sends its copies to every holder and erases them here only once all of them confirmed
+// (where still unchanged). Started by AntiEntropy; the node's thread only.
+#ifndef CHORD_NODE_CORE_REPLICATION_CLEANUP_H_
+#define CHORD_NODE_CORE_REPLICATION_CLEANUP_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "node/core/completions.h"
+#include "node/core/lookup.h"
+#include "node/core/node_context.h"
+#include "node/core/op_ref.h"
+#include "node/core/record_store.h"
+#include "node/core/replication/replication_policy.h"
+#include "protocol/chord.pb.h"
+
+namespace chord {
+
+class Cleanup {
+ public:
+  Cleanup(NodeContext& ctx, ReplicationPolicy& policy, LookupService& lookups)
+      : ctx_(ctx), policy_(policy), lookups_(lookups) {}
+
+  // Examines up to `ranges` foreign ranges, unless a walk is under way.
+  void Run(int ranges);
+  bool running() const { return running_; }
+  void OnLookupDone(OpRef op, const LookupOutcome& outcome);
+  void OnRpc(OpRef op, const wire::Envelope* response);
+
+ private:
+  enum Step : uint8_t { kFindOwner = 1, kReplicaSet = 2, kDrop = 3 };
+
+  // Visits the next foreign range, if any is left for this round.
+  void Next();
+  void OnReplicaSet(const wire::Envelope* response);
+  // Sends our copies of (from, to] to every holder (a page at a time).
+  void Drop(const Id& from, const Id& to, std::vector<NodeRef> holders);
+  void OnDropped(const wire::Envelope* response);
+  // The range is done: continue after `cursor`, or stop this round (nullopt).
+  void Advance(const std::optional<Id>& cursor);
+  OpRef Ref(Step step) const { return OpRef{OpKind::kCleanup, step, 0, walk_}; }
+
+  NodeContext& ctx_;
+  ReplicationPolicy& policy_;
+  LookupService& lookups_;
+  bool running_ = false;
+  uint64_t walk_ = 0;  // answers to an earlier range are ignored
+  int ranges_left_ = 0;
+  std::optional<Id> cursor_;  // where the walk continues
+  // The range being examined.
+  Id key_id_;
+  NodeRef owner_;
+  std::vector<NodeRef> holders_;
+  std::vector<RecordStamp> sent_;
+  size_t pending_ = 0;
+  bool all_ok_ = true;
+  bool more_ = false;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_REPLICATION_CLEANUP_H_

@@ -1,0 +1,91 @@
+#include "node/core/replication/replica_reads.h"
+
+#include <utility>
+
+#include "protocol/messages.h"
+
+namespace chord {
+namespace {
+
+enum Step : uint8_t { kRead = 1 };
+
+}  // namespace
+
+void ReplicaReads::ReadFallback(const std::string& key, const std::vector<NodeRef>& holders,
+                                OpRef requester) {
+  if (holders.empty()) {
+    wire::DataResponse none;
+    none.set_code(wire::UNAVAILABLE);
+    none.set_error("the key's owner did not answer and no replica is known");
+    return ctx_.completions.Post(requester, std::move(none));
+  }
+  const uint64_t id = next_id_++;
+  ops_[id].requester = requester;
+  Ask(id, key, holders);
+}
+
+void ReplicaReads::ReadMiss(const std::string& key, wire::DataResponse not_found, OpRef requester) {
+  const std::vector<NodeRef> targets = policy_.Targets();
+  if (targets.empty()) return ctx_.completions.Post(requester, std::move(not_found));
+  const uint64_t id = next_id_++;
+  ReadOp& op = ops_[id];
+  op.requester = requester;
+  op.keep_owner = true;
+  op.any = true;  // our own answer stands if nobody has a newer one
+  op.best = std::move(not_found);
+  Ask(id, key, targets);
+}
+
+void ReplicaReads::Ask(uint64_t id, const std::string& key, const std::vector<NodeRef>& holders) {
+  ops_[id].pending = holders.size();
+  for (const NodeRef& h : holders) {
+    ctx_.out.Send(h, msg::ReplicaGet(key), ctx_.config.rpc_timeout_ms,
+                  OpRef{OpKind::kReplicaRead, kRead, 0, id});
+  }
+}
+
+void ReplicaReads::OnRpc(OpRef ref, const wire::Envelope* response) {
+  if (ref.kind == OpKind::kRepair) {
+    if (response != nullptr && response->has_replicate_resp() &&
+        response->replicate_resp().code() == wire::OK) {
+      ctx_.counters.keys_repaired += response->replicate_resp().stored();
+    }
+    return;
+  }
+  auto it = ops_.find(ref.id);
+  if (it == ops_.end()) return;
+  ReadOp& op = it->second;
+  if (response != nullptr && response->has_data_resp()) {
+    const auto& d = response->data_resp();
+    // The newest version seen wins; a tombstone is a NOT_FOUND with a version.
+    if ((d.code() == wire::OK || d.code() == wire::NOT_FOUND) &&
+        (!op.any || d.version() > op.best.version())) {
+      wire::NodeInfo owner = op.best.owner();
+      op.best = d;
+      if (op.keep_owner) *op.best.mutable_owner() = std::move(owner);
+      op.any = true;
+    }
+  }
+  if (--op.pending == 0) Finish(ref.id);
+}
+
+void ReplicaReads::Finish(uint64_t id) {
+  ReadOp op = std::move(ops_[id]);
+  ops_.erase(id);
+  if (!op.any) {
+    op.best.Clear();
+    op.best.set_code(wire::UNAVAILABLE);
+    op.best.set_error("neither the key's owner nor its replicas answered");
+  }
+  ctx_.completions.Post(op.requester, std::move(op.best));
+}
+
+void ReplicaReads::Repair(const wire::Record& record) {
+  // Offer our copy to the replicas; one that holds an older version (or none) stores it.
+  for (const NodeRef& t : policy_.Targets()) {
+    ctx_.out.Send(t, msg::Replicate(ctx_.self(), {record}), ctx_.config.transfer_timeout_ms,
+                  OpRef{OpKind::kRepair, 0, 0, 0});
+  }
+}
+
+}  // namespace chord

@@ -1,0 +1,55 @@
+// ReplicaReads: reading the copies of a key on the members of its replica set, and offering
+// a copy to them. A fall-back read asks the holders after an owner that did not answer, in
+// parallel, and answers with the newest version among them (a tombstone is a NOT_FOUND with
+// a version); if none answered, the answer is UNAVAILABLE with the reason. A miss read is
+// the owner's own: it holds no record of the key (a new owner whose hand-over was partial),
+// so it asks its replicas and answers with the newest version they hold, else its own
+// NOT_FOUND. Read repair offers the owner's record to its replicas. Each read is a ReadOp
+// owned here; answers go to the requester's OpRef. The node's thread only.
+#ifndef CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
+#define CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "node/core/node_context.h"
+#include "node/core/op_ref.h"
+#include "node/core/replication/replication_policy.h"
+#include "protocol/chord.pb.h"
+
+namespace chord {
+
+class ReplicaReads {
+ public:
+  ReplicaReads(NodeContext& ctx, ReplicationPolicy& policy) : ctx_(ctx), policy_(policy) {}
+  ReplicaReads(const ReplicaReads&) = delete;
+  ReplicaReads& operator=(const ReplicaReads&) = delete;
+
+  void ReadFallback(const std::string& key, const std::vector<NodeRef>& holders, OpRef requester);
+  void ReadMiss(const std::string& key, wire::DataResponse not_found, OpRef requester);
+  void Repair(const wire::Record& record);
+  void OnRpc(OpRef op, const wire::Envelope* response);
+
+ private:
+  struct ReadOp {
+    OpRef requester;
+    size_t pending = 0;
+    bool any = false;         // a holder answered with its copy (or its absence)
+    bool keep_owner = false;  // a miss read: the answer names this node as the owner
+    wire::DataResponse best;
+  };
+
+  void Ask(uint64_t id, const std::string& key, const std::vector<NodeRef>& holders);
+  void Finish(uint64_t id);
+
+  NodeContext& ctx_;
+  ReplicationPolicy& policy_;
+  std::unordered_map<uint64_t, ReadOp> ops_;
+  uint64_t next_id_ = 1;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_

@@ -1,0 +1,123 @@
+#include "node/core/replication/replica_server.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "node/core/range_digest.h"
+#include "protocol/limits.h"
+
+namespace chord {
+namespace {
+
+// Upper bound on the digest arcs a peer may ask us to compute.
+constexpr uint32_t kMaxBuckets = 4096;
+
+}  // namespace
+
+void ReplicaServer::HandleReplicate(ReplyToken from, const wire::Envelope& request) {
+  wire::Envelope reply;
+  auto* r = reply.mutable_replicate_resp();
+  r->set_code(wire::OK);
+  if (leaving()) {
+    // What we hand on is already gathered: a copy stored now would leave with us.
+    r->set_code(wire::SHUTTING_DOWN);
+    return ctx_.out.Reply(from, request.request_id(), std::move(reply));
+  }
+  uint32_t stored_count = 0;
+  for (const auto& rec : request.replicate().records()) {
+    if (!KeyProblem(rec.key()).empty() || rec.value().size() > ctx_.config.max_value_bytes) {
+      continue;
+    }
+    bool stored = false;
+    wire::Record kept;
+    Status s = ctx_.records.StoreIfNewer(Id::Sha1(rec.key()), rec, &stored, &kept);
+    if (!s.ok()) {
+      r->set_code(wire::UNAVAILABLE);
+      ctx_.Log(LogLevel::kError, "cannot store replicated keys: " + s.message());
+      break;
+    }
+    if (stored) {
+      ++stored_count;
+    } else if (kept.version() != rec.version() || kept.writer() != rec.writer()) {
+      r->set_newer_version(std::max(r->newer_version(), kept.version()));
+    }
+  }
+  r->set_stored(stored_count);
+  ctx_.out.Reply(from, request.request_id(), std::move(reply));
+}
+
+void ReplicaServer::HandleSyncDigest(ReplyToken from, const wire::Envelope& request) {
+  const auto& d = request.sync_digest();
+  wire::Envelope reply;
+  auto* r = reply.mutable_sync_digest_resp();
+  auto lo = Id::FromBytes(d.from_id());
+  auto hi = Id::FromBytes(d.to_id());
+  const uint32_t buckets = d.buckets();
+  if (!lo || !hi || buckets == 0 || buckets > kMaxBuckets ||
+      static_cast<uint32_t>(d.digests_size()) != buckets) {
+    r->set_code(wire::INVALID);
+  } else if (leaving()) {
+    r->set_code(wire::SHUTTING_DOWN);
+  } else if (auto mine = ComputeRangeDigests(ctx_.store(), *lo, *hi, buckets); !mine.ok()) {
+    r->set_code(wire::UNAVAILABLE);
+  } else {
+    r->set_code(wire::OK);
+    for (uint32_t i = 0; i < buckets; ++i) {
+      if ((*mine)[i] != d.digests(static_cast<int>(i))) r->add_differing(i);
+    }
+  }
+  ctx_.out.Reply(from, request.request_id(), std::move(reply));
+}
+
+void ReplicaServer::HandleSyncPull(ReplyToken from, const wire::Envelope& request) {
+  const auto& p = request.sync_pull();
+  wire::Envelope reply;
+  auto* r = reply.mutable_sync_pull_resp();
+  auto lo = Id::FromBytes(p.from_id());
+  auto hi = Id::FromBytes(p.to_id());
+  const uint32_t buckets = p.buckets();
+  if (!lo || !hi || buckets == 0 || buckets > kMaxBuckets) {
+    r->set_code(wire::INVALID);
+    return ctx_.out.Reply(from, request.request_id(), std::move(reply));
+  }
+  std::vector<bool> wanted(buckets, false);
+  for (uint32_t b : p.wanted()) {
+    if (b < buckets) wanted[b] = true;
+  }
+  const size_t max_bytes =
+      std::min<size_t>(p.max_bytes() == 0 ? ctx_.config.transfer_batch_bytes : p.max_bytes(),
+                       ctx_.config.transfer_batch_bytes);
+  // Resume after `after_id` when it lies inside the range.
+  std::optional<Id> after = Id::FromBytes(p.after_id());
+  if (after && !Id::InHalfOpen(*after, *lo, *hi)) after.reset();
+  const Id from_id = *lo;
+  const Id to_id = *hi;
+  auto page =
+      ctx_.records.ReadPage(KeyRange{from_id, to_id}, after, PageLimits{max_bytes, SIZE_MAX},
+                            [&](const Id& id, const wire::Record&) {
+                              return wanted[DigestBucket(from_id, to_id, buckets, id)];
+                            });
+  r->set_code(page.ok() ? wire::OK : wire::UNAVAILABLE);
+  if (page.ok()) {
+    for (auto& [id, rec] : page->records) *r->add_records() = std::move(rec);
+    r->set_more(page->more);
+  }
+  ctx_.out.Reply(from, request.request_id(), std::move(reply));
+}
+
+void ReplicaServer::HandleReplicaSet(ReplyToken from, const wire::Envelope& request) {
+  const RingState& ring = ctx_.ring;
+  wire::Envelope reply;
+  auto* r = reply.mutable_replica_set_resp();
+  r->set_joined(ring.joined() && !ring.awaiting_transfer);
+  ring.self.ToWire(r->mutable_self());
+  if (ring.predecessor && !(*ring.predecessor == ring.self)) {
+    ring.predecessor->ToWire(r->mutable_predecessor());
+  }
+  for (const NodeRef& n : policy_.Targets()) n.ToWire(r->add_replicas());
+  ctx_.out.Reply(from, request.request_id(), std::move(reply));
+}
+
+}  // namespace chord

@@ -1,0 +1,66 @@
+// ReplicationPolicy: the one place that knows how many copies a key has (R = config.replicas)
+// and what follows from it. A key's replica set is its owner and the next R-1 distinct
+// processes of the owner's successor list (Dynamo's preference list, skipping other vnodes of
+// the same process). As the MembershipListener it decides what a new or notifying
+// predecessor gets: with one copy, the records of its new range move to it at once; with
+// replication, a new node that waits for its keys gets copies of everything it will hold.
+// Used by the replication parts, the owner service and the data service; the node's thread.
+#ifndef CHORD_NODE_CORE_REPLICATION_REPLICATION_POLICY_H_
+#define CHORD_NODE_CORE_REPLICATION_REPLICATION_POLICY_H_
+
+#include <vector>
+
+#include "node/core/hand_over.h"
+#include "node/core/membership/ring_updates.h"
+#include "node/core/node_context.h"
+#include "protocol/node_ref.h"
+
+namespace chord {
+
+class ReplicationPolicy final : public MembershipListener {
+ public:
+  ReplicationPolicy(NodeContext& ctx, HandOver& hand_over)
+      : ctx_(ctx),
+        hand_over_(hand_over),
+        replicas_(ctx.config.replicas < 1 ? 1 : ctx.config.replicas) {}
+
+  int replicas() const { return replicas_; }
+  bool replicated() const { return replicas_ > 1; }
+  // The other members of the replica set of this node's range: up to R-1 distinct processes
+  // from the successor list, skipping this process's other vnodes.
+  std::vector<NodeRef> Targets() const {
+    return ctx_.ring.DistinctProcessesAfter(static_cast<size_t>(replicas_ - 1));
+  }
+  // Who else holds copies of a key whose owner is `owner`, from the nodes after it: empty
+  // without replication.
+  std::vector<NodeRef> HoldersAfter(const NodeRef& owner, const std::vector<NodeRef>& after) const {
+    return RingState::DistinctProcesses(after, owner, static_cast<size_t>(replicas_ - 1));
+  }
+  // Whether the owner compares a read's record with the replicas afterwards (read repair).
+  bool ShouldRepairRead() { return replicated() && ctx_.Chance(ctx_.config.read_repair_chance); }
+
+  // MembershipListener.
+  void OnPredecessorChanged() override {
+    // One copy: the new predecessor's range moves to it now.
+    if (!replicated() && ctx_.ring.predecessor) hand_over_.ToPredecessor(true, false);
+  }
+  void OnNotifiedByPredecessor(bool wants_keys, bool adopted) override {
+    if (replicated()) {
+      // A new predecessor that waits for its keys gets copies of all it will hold.
+      if (wants_keys) hand_over_.ToPredecessor(/*announce=*/true, /*keep_copies=*/true);
+      return;
+    }
+    // Same predecessor as before: hand over anything of its range still here (a previous
+    // transfer may have failed).
+    if (!adopted) hand_over_.ToPredecessor(/*announce=*/wants_keys, /*keep_copies=*/false);
+  }
+
+ private:
+  NodeContext& ctx_;
+  HandOver& hand_over_;
+  const int replicas_;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_REPLICATION_REPLICATION_POLICY_H_

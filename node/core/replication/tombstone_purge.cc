@@ -1,0 +1,82 @@
+#include "node/core/replication/tombstone_purge.h"
+
+#include <string>
+#include <utility>
+
+#include "node/core/record_order.h"
+#include "protocol/limits.h"
+#include "protocol/messages.h"
+
+namespace chord {
+namespace {
+
+std::vector<RecordStamp> Stamps(const std::vector<wire::Record>& records) {
+  std::vector<RecordStamp> out;
+  for (const auto& r : records) out.push_back(RecordStamp{Id::Sha1(r.key()), r.key(), r.version()});
+  return out;
+}
+
+}  // namespace
+
+void TombstonePurge::Start(const KeyRange& range, const std::vector<NodeRef>& replicas) {
+  const uint64_t now = ctx_.now.wall_ms;
+  const uint64_t grace = ctx_.config.tombstone_grace_ms;
+  auto page = ctx_.records.ReadPage(
+      range, std::nullopt, PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX},
+      [now, grace](const Id&, const wire::Record& rec) {
+        return rec.deleted() && VersionWallMs(rec.version()) + grace <= now;
+      });
+  if (!page.ok() || page->records.empty()) return;
+  std::vector<wire::Record> tombstones;
+  for (auto& [id, rec] : page->records) tombstones.push_back(std::move(rec));
+  if (replicas.empty()) return EraseHere(tombstones);
+  // The replicas first: if one misses the purge, the next digest comparison sends it the
+  // tombstone again (never the deleted value), and the purge is retried.
+  const uint64_t id = next_id_++;
+  PurgeOp& op = ops_[id];
+  op.pending = replicas.size();
+  for (const NodeRef& t : replicas) {
+    ctx_.out.Send(t, msg::Purge(tombstones), ctx_.config.rpc_timeout_ms,
+                  OpRef{OpKind::kPurge, 0, 0, id});
+  }
+  op.tombstones = std::move(tombstones);
+}
+
+void TombstonePurge::OnRpc(OpRef ref, const wire::Envelope* response) {
+  auto it = ops_.find(ref.id);
+  if (it == ops_.end()) return;
+  PurgeOp& op = it->second;
+  op.all_ok = op.all_ok && response != nullptr && response->has_purge_resp() &&
+              response->purge_resp().code() == wire::OK;
+  if (--op.pending > 0) return;
+  PurgeOp done = std::move(op);
+  ops_.erase(it);
+  if (done.all_ok) EraseHere(done.tombstones);
+}
+
+void TombstonePurge::EraseHere(const std::vector<wire::Record>& tombstones) {
+  auto erased = ctx_.records.EraseIfUnchanged(Stamps(tombstones), /*tombstones_only=*/true);
+  const uint64_t n = erased.ok() ? *erased : 0;
+  ctx_.counters.tombstones_purged += n;
+  if (n > 0) ctx_.Log(LogLevel::kInfo, "purged " + std::to_string(n) + " expired tombstones");
+}
+
+void TombstonePurge::HandlePurge(ReplyToken from, const wire::Envelope& request) {
+  wire::Envelope reply;
+  auto* r = reply.mutable_purge_resp();
+  r->set_code(wire::OK);
+  std::vector<RecordStamp> stamps;
+  for (const auto& rec : request.purge().records()) {
+    if (!KeyProblem(rec.key()).empty()) continue;
+    stamps.push_back(RecordStamp{Id::Sha1(rec.key()), rec.key(), rec.version()});
+  }
+  auto erased = ctx_.records.EraseIfUnchanged(stamps, /*tombstones_only=*/true);
+  if (!erased.ok()) {
+    r->set_code(wire::UNAVAILABLE);
+  } else {
+    ctx_.counters.tombstones_purged += *erased;
+  }
+  ctx_.out.Reply(from, request.request_id(), std::move(reply));
+}
+
+}  // namespace chord

@@ -1,0 +1,65 @@
+// WriteCoordinator: a put or delete at the key's owner. The owner versions the record (the
+// version clock, above any version it holds for the key), stores it, sends it to the other
+// members of the replica set in parallel and answers once each has answered: a silent member
+// is presumed dead and does not block the write; a member that is leaving is replaced by the
+// next distinct process of the successor list; a member already holding a newer version
+// makes the owner write again above it (up to write_attempts), so that an acknowledged write
+// is the newest on every live member. Each write is a WriteOp owned here; its answer (a
+// DataResponse) goes to the requester's OpRef. Started by the OwnerService; node's thread.
+#ifndef CHORD_NODE_CORE_REPLICATION_WRITE_COORDINATOR_H_
+#define CHORD_NODE_CORE_REPLICATION_WRITE_COORDINATOR_H_
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "node/core/node_context.h"
+#include "node/core/op_ref.h"
+#include "node/core/replication/replication_policy.h"
+#include "protocol/chord.pb.h"
+#include "protocol/id.h"
+
+namespace chord {
+
+class WriteCoordinator {
+ public:
+  WriteCoordinator(NodeContext& ctx, ReplicationPolicy& policy) : ctx_(ctx), policy_(policy) {}
+  WriteCoordinator(const WriteCoordinator&) = delete;
+  WriteCoordinator& operator=(const WriteCoordinator&) = delete;
+
+  // Writes `record` (key and value, or a tombstone; version and writer are set here).
+  void Start(const Id& key_id, wire::Record record, OpRef requester);
+  void OnRpc(OpRef op, const wire::Envelope* response);
+  size_t in_flight() const { return ops_.size(); }
+
+ private:
+  struct WriteOp {
+    Id key_id;
+    wire::Record record;
+    OpRef requester;
+    int attempts = 0;
+    size_t pending = 0;
+    uint64_t newer = 0;              // highest newer version a replica reported
+    std::string failed;              // why a replica could not store it
+    std::vector<NodeRef> sent_to;    // by the index of the OpRef of each request
+    std::vector<std::string> asked;  // processes asked so far (this one included)
+  };
+
+  void Attempt(uint64_t id);
+  void SendTo(uint64_t id, const NodeRef& target);
+  // A leaving member is replaced by the next process not yet asked; false if there is none.
+  bool Replace(uint64_t id);
+  void Settle(uint64_t id);
+  void Answer(uint64_t id, wire::DataResponse response);
+  void Fail(uint64_t id, wire::Code code, std::string why);
+
+  NodeContext& ctx_;
+  ReplicationPolicy& policy_;
+  std::unordered_map<uint64_t, WriteOp> ops_;
+  uint64_t next_id_ = 1;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_REPLICATION_WRITE_COORDINATOR_H_

@@ -1,0 +1,203 @@
+#include "node/runtime/prometheus_text.h"
+
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <utility>
+
+namespace chord {
+
+// A label value with backslash, double quote and line feed escaped (\\, \", \n).
+std::string EscapeLabelValue(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// A sample value or bound: the shortest decimal that reads back as `value` ("0", "0.0005",
+// "2.5", "1e+06"), or +Inf, -Inf, NaN.
+std::string FormatPrometheusValue(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::general);
+  if (ec != std::errc()) return "NaN";  // cannot happen with 64 bytes
+  return std::string(buf, end);
+}
+
+namespace {
+
+// Builds the exposition text one family at a time.
+class TextWriter {
+ public:
+  using Labels = std::vector<std::pair<std::string_view, std::string_view>>;
+
+  void Family(std::string_view name, std::string_view type, std::string_view help) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    for (char c : help) {  // HELP escapes backslash and line feed only
+      if (c == '\\') {
+        out_ += "\\\\";
+      } else if (c == '\n') {
+        out_ += "\\n";
+      } else {
+        out_ += c;
+      }
+    }
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+
+  void Sample(std::string_view name, const Labels& labels, std::string_view value) {
+    out_ += name;
+    if (!labels.empty()) {
+      out_ += '{';
+      for (size_t i = 0; i < labels.size(); ++i) {
+        if (i > 0) out_ += ',';
+        out_ += labels[i].first;
+        out_ += "=\"";
+        out_ += EscapeLabelValue(labels[i].second);
+        out_ += '"';
+      }
+      out_ += '}';
+    }
+    out_ += ' ';
+    out_ += value;
+    out_ += '\n';
+  }
+  void Sample(std::string_view name, const Labels& labels, uint64_t value) {
+    Sample(name, labels, std::to_string(value));
+  }
+
+  // The _bucket (cumulative), _sum and _count series of one histogram.
+  void HistogramSamples(std::string_view name, Labels labels, const Histogram& h) {
+    const std::string bucket = std::string(name) + "_bucket";
+    labels.emplace_back("le", "");
+    uint64_t cumulative = 0;
+    const auto bounds = h.bounds();
+    for (size_t i = 0; i <= bounds.size(); ++i) {
+      cumulative += h.buckets()[i];
+      const std::string le = i < bounds.size() ? FormatPrometheusValue(bounds[i]) : "+Inf";
+      labels.back().second = le;
+      Sample(bucket, labels, cumulative);
+    }
+    labels.pop_back();
+    Sample(std::string(name) + "_sum", labels, FormatPrometheusValue(h.sum()));
+    Sample(std::string(name) + "_count", labels, h.count());
+  }
+
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+}  // namespace
+
+// The exposition text for `vnodes` (families in a fixed order, vnodes in the given order
+// within each family, RPC types in name order).
+std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) {
+  TextWriter w;
+  using Labels = TextWriter::Labels;
+  using Get = std::function<uint64_t(const VnodeMetricsSample&)>;
+
+  auto per_vnode = [&](std::string_view name, std::string_view type, std::string_view help,
+                       const Get& get) {
+    w.Family(name, type, help);
+    for (const auto& v : vnodes) w.Sample(name, Labels{{"node", v.node}}, get(v));
+  };
+  auto counter = [&](std::string_view name, std::string_view help, uint64_t NodeCounters::*field) {
+    per_vnode(name, "counter", help,
+              [field](const VnodeMetricsSample& v) { return v.counters.*field; });
+  };
+
+  per_vnode("chord_up", "gauge", "1 while the process serves this vnode's metrics.",
+            [](const VnodeMetricsSample&) { return uint64_t{1}; });
+  per_vnode("chord_joined", "gauge", "1 when the vnode is a joined member of a ring, else 0.",
+            [](const VnodeMetricsSample& v) { return uint64_t{v.joined ? 1u : 0u}; });
+  per_vnode("chord_keys", "gauge", "Live keys the vnode owns as primary.",
+            [](const VnodeMetricsSample& v) { return v.keys; });
+  per_vnode("chord_replica_keys", "gauge", "Live keys the vnode holds as a replica for others.",
+            [](const VnodeMetricsSample& v) { return v.replica_keys; });
+  per_vnode("chord_tombstones", "gauge",
+            "Deleted keys (tombstones) held in the vnode's part of the store.",
+            [](const VnodeMetricsSample& v) { return v.tombstones; });
+
+  counter("chord_lookups_total", "Lookups started by the vnode.", &NodeCounters::lookups);
+  w.Family("chord_lookup_hops", "histogram",
+           "Lookup RPCs answered per lookup that found the key's owner.");
+  for (const auto& v : vnodes) {
+    w.HistogramSamples("chord_lookup_hops", Labels{{"node", v.node}}, v.metrics.lookup_hops);
+  }
+
+  w.Family("chord_rpc_requests_total", "counter", "Requests the vnode sent, by request type.");
+  for (const auto& v : vnodes) {
+    for (const auto& [type, m] : v.metrics.rpc) {
+      w.Sample("chord_rpc_requests_total", Labels{{"node", v.node}, {"type", type}}, m.requests);
+    }
+  }
+  w.Family("chord_rpc_timeouts_total", "counter",
+           "Requests the vnode sent that timed out or could not be delivered, by request type.");
+  for (const auto& v : vnodes) {
+    for (const auto& [type, m] : v.metrics.rpc) {
+      w.Sample("chord_rpc_timeouts_total", Labels{{"node", v.node}, {"type", type}}, m.timeouts);
+    }
+  }
+  w.Family("chord_rpc_latency_seconds", "histogram",
+           "Time from sending a request to its answer, by request type (answered requests only; "
+           "millisecond resolution).");
+  for (const auto& v : vnodes) {
+    for (const auto& [type, m] : v.metrics.rpc) {
+      w.HistogramSamples("chord_rpc_latency_seconds", Labels{{"node", v.node}, {"type", type}},
+                         m.latency_seconds);
+    }
+  }
+
+  counter("chord_stabilize_rounds_total", "Stabilization rounds run.",
+          &NodeCounters::stabilize_rounds);
+  counter("chord_successor_changes_total", "Times the vnode's successor changed.",
+          &NodeCounters::successor_changes);
+  counter("chord_predecessor_changes_total", "Times the vnode's predecessor changed.",
+          &NodeCounters::predecessor_changes);
+  counter("chord_keys_transferred_total", "Keys the vnode handed over on a join or leave.",
+          &NodeCounters::keys_sent);
+  counter("chord_keys_received_total", "Keys handed over to the vnode on a join or leave.",
+          &NodeCounters::keys_received);
+  counter("chord_bytes_transferred_total", "Record bytes the vnode handed over on a join or leave.",
+          &NodeCounters::bytes_sent);
+  counter("chord_anti_entropy_rounds_total", "Digest comparisons with one replica.",
+          &NodeCounters::anti_entropy_rounds);
+  counter("chord_anti_entropy_clean_rounds_total",
+          "Digest comparisons with one replica that found nothing to repair.",
+          &NodeCounters::anti_entropy_clean);
+  counter("chord_anti_entropy_bytes_total",
+          "Digest, pull and push message bytes sent and received by anti-entropy.",
+          &NodeCounters::anti_entropy_bytes);
+  counter("chord_keys_repaired_total", "Records sent or taken by anti-entropy or read repair.",
+          &NodeCounters::keys_repaired);
+  counter("chord_keys_dropped_total",
+          "Records erased once the replicas that should hold them confirmed them.",
+          &NodeCounters::keys_dropped);
+  counter("chord_tombstones_purged_total", "Tombstones erased after their grace period.",
+          &NodeCounters::tombstones_purged);
+  counter("chord_writes_coordinated_total", "Writes the vnode coordinated as the key's owner.",
+          &NodeCounters::writes_replicated);
+  return w.Take();
+}
+
+}  // namespace chord
