@@ -1,0 +1,313 @@
+// One ChordNode driven through its inputs with no network at all: each script in
+// testdata/node_scripts/ (format in its README) feeds requests, answers, failures and clock
+// ticks and checks what comes out of the node's Ready and its ring state, line by line. The
+// operations of ring maintenance and lookups are stepped one message at a time here.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "node/core/chord_node.h"
+#include "node/storage/memory_store.h"
+#include "protocol/messages.h"
+#include "tests/unit/ring_letters.h"
+
+namespace chord {
+namespace {
+
+using test_support::RingLetters;
+
+const RingLetters& L() {
+  static const RingLetters letters;
+  return letters;
+}
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string part;
+  std::istringstream in(s);
+  while (std::getline(in, part, sep)) {
+    if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
+std::string BodyName(const wire::Envelope& e) {
+  const auto* f = wire::Envelope::descriptor()->FindFieldByNumber(e.body_case());
+  return f == nullptr ? "none" : std::string(f->name());
+}
+
+// Runs one script file, case by case.
+class ScriptRunner {
+ public:
+  explicit ScriptRunner(std::string file) : file_(std::move(file)) {}
+
+  void Run() {
+    std::ifstream in(std::string(CHORD_TESTDATA_DIR) + "/node_scripts/" + file_);
+    ASSERT_TRUE(in) << "cannot read " << file_;
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      line_ = n;
+      const size_t first = line.find_first_not_of(" \t");
+      if (first == std::string::npos || line[first] == '#') continue;
+      Execute(line.substr(first));
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    EXPECT_GT(cases_, 0) << file_;
+  }
+
+ private:
+  struct Sent {
+    std::string to;  // letter
+    wire::Envelope envelope;
+  };
+
+  std::string Where() const { return file_ + ":" + std::to_string(line_) + " (" + case_ + ")"; }
+
+  void Execute(const std::string& line) {
+    std::string head = line;
+    std::map<std::string, std::string> fields;
+    if (const size_t colon = line.find(':'); colon != std::string::npos) {
+      head = line.substr(0, colon);
+      for (const std::string& f : RingLetters::Words(line.substr(colon + 1))) {
+        const size_t eq = f.find('=');
+        fields[f.substr(0, eq)] = eq == std::string::npos ? "" : f.substr(eq + 1);
+      }
+    }
+    const auto w = RingLetters::Words(head);
+    if (w[0] == "case") {
+      case_ = line.substr(5);
+      ++cases_;
+      node_.reset();
+      sent_.clear();
+      replies_.clear();
+      lookups_.clear();
+      now_ = Clock{1'000'000, 1'800'000'000'000};
+      return;
+    }
+    if (w[0] == "node") return MakeNode(w);
+    ASSERT_NE(node_, nullptr) << Where() << ": no node yet";
+    if (w[0] == "routing") return Routing(w);
+    if (w[0] == "advance") {
+      now_.mono_ms += std::stoull(w[1]);
+      now_.wall_ms += std::stoull(w[1]);
+      node_->Tick(now_);
+      return Drain();
+    }
+    if (w[0] == "lookup") {
+      node_->StartLookup(now_, L().Point(w[1]), /*verify_owner=*/false);
+      return Drain();
+    }
+    if (w[0] == "request") return Request(w[1], w[3], fields);
+    if (w[0] == "reply") return Reply(w[1], w[3], fields);
+    if (w[0] == "fail") return Fail(w[1], w[3]);
+    if (w[0] == "expect") return Expect(w);
+    FAIL() << Where() << ": unknown line " << line;
+  }
+
+  void MakeNode(const std::vector<std::string>& w) {
+    NodeConfig config;
+    config.replicas = 1;
+    config.stabilize_ms = 1000;
+    config.stabilize_jitter = 0;
+    config.rpc_timeout_ms = 300;
+    std::vector<std::string> join;
+    for (size_t i = 2; i < w.size(); ++i) {
+      if (w[i].rfind("S=", 0) == 0) config.successors = std::stoi(w[i].substr(2));
+      if (w[i].rfind("R=", 0) == 0) config.replicas = std::stoi(w[i].substr(2));
+      if (w[i].rfind("join=", 0) == 0) join.push_back(L().Node(w[i].substr(5)).addr);
+    }
+    store_ = std::make_unique<MemoryStore>();
+    node_ = std::make_unique<ChordNode>(store_.get(), config, L().Node(w[1]), /*seed=*/7);
+    if (!join.empty()) {
+      node_->Start(now_, join);
+      Drain();
+    }
+  }
+
+  void Routing(const std::vector<std::string>& w) {
+    auto pred = std::find(w.begin(), w.end(), "pred");
+    std::vector<NodeRef> succ;
+    for (auto it = w.begin() + 2; it != pred; ++it) succ.push_back(L().Node(*it));
+    std::optional<NodeRef> p;
+    if (pred != w.end() && pred + 1 != w.end() && pred[1] != "-") p = L().Node(pred[1]);
+    node_->InstallRoutingState(now_, std::move(succ), p, {});
+    Drain();
+  }
+
+  // Takes the node's Ready: requests join the pending ones, replies are kept by token.
+  void Drain() {
+    Ready r = node_->TakeReady();
+    for (auto& req : r.requests) {
+      sent_.push_back(Sent{L().Name(NodeRef::ForAddress(req.to)), std::move(req.envelope)});
+    }
+    for (auto& rep : r.replies) replies_.push_back(rep);
+    for (auto& l : r.lookups) lookups_.push_back(std::move(l.result));
+  }
+
+  std::optional<Sent> TakeSent(const std::string& type, const std::string& to) {
+    for (auto it = sent_.begin(); it != sent_.end(); ++it) {
+      if (BodyName(it->envelope) == type && it->to == to) {
+        Sent s = std::move(*it);
+        sent_.erase(it);
+        return s;
+      }
+    }
+    return std::nullopt;
+  }
+
+  static std::vector<NodeRef> List(const std::map<std::string, std::string>& f,
+                                   const std::string& key) {
+    std::vector<NodeRef> out;
+    if (auto it = f.find(key); it != f.end()) {
+      for (const std::string& t : Split(it->second, ',')) out.push_back(L().Node(t));
+    }
+    return out;
+  }
+  static bool Yes(const std::map<std::string, std::string>& f, const std::string& key) {
+    auto it = f.find(key);
+    return it != f.end() && it->second == "yes";
+  }
+
+  wire::Envelope Answer(const std::string& type, const std::string& from,
+                        const std::map<std::string, std::string>& f) {
+    wire::Envelope e;
+    if (type == "get_state") {
+      auto* r = e.mutable_get_state_resp();
+      L().Node(from).ToWire(r->mutable_self());
+      if (f.count("pred") != 0) L().Node(f.at("pred")).ToWire(r->mutable_predecessor());
+      for (const NodeRef& n : List(f, "succ")) n.ToWire(r->add_successors());
+      r->set_joined(Yes(f, "joined"));
+    } else if (type == "find_next_hop") {
+      auto* r = e.mutable_find_next_hop_resp();
+      r->set_done(Yes(f, "done"));
+      for (const NodeRef& n : List(f, "nodes")) n.ToWire(r->add_nodes());
+      if (f.count("pred") != 0) L().Node(f.at("pred")).ToWire(r->mutable_predecessor());
+    } else if (type == "ping") {
+      e.mutable_ping_resp();
+    }
+    return e;
+  }
+
+  void Reply(const std::string& type, const std::string& from,
+             const std::map<std::string, std::string>& f) {
+    auto sent = TakeSent(type, from);
+    ASSERT_TRUE(sent) << Where() << ": no pending " << type << " to " << from;
+    wire::Envelope e = Answer(type, from, f);
+    e.set_request_id(sent->envelope.request_id());
+    node_->OnResponse(now_, e);
+    Drain();
+  }
+
+  void Fail(const std::string& type, const std::string& to) {
+    auto sent = TakeSent(type, to);
+    ASSERT_TRUE(sent) << Where() << ": no pending " << type << " to " << to;
+    node_->OnSendFailed(now_, sent->envelope.request_id());
+    Drain();
+  }
+
+  void Request(const std::string& type, const std::string& from,
+               const std::map<std::string, std::string>& f) {
+    wire::Envelope e;
+    const NodeRef sender = L().Node(from);
+    if (type == "notify") {
+      e = msg::Notify(sender, Yes(f, "want_keys"));
+    } else if (type == "leave") {
+      std::optional<NodeRef> pred;
+      if (f.count("pred") != 0) pred = L().Node(f.at("pred"));
+      e = msg::Leave(sender, pred, List(f, "succ"));
+    } else if (type == "get_state") {
+      e = msg::GetState();
+    } else {
+      FAIL() << Where() << ": unknown request " << type;
+    }
+    e.set_request_id(++next_request_id_);
+    node_->OnRequest(now_, TokenOf(from), e);
+    Drain();
+  }
+
+  static ReplyToken TokenOf(const std::string& letter) {
+    return static_cast<ReplyToken>(letter[0] - 'A' + 1);
+  }
+
+  void Expect(const std::vector<std::string>& w);
+
+  std::string file_;
+  std::string case_;
+  int line_ = 0;
+  int cases_ = 0;
+  Clock now_;
+  uint64_t next_request_id_ = 0;
+  std::unique_ptr<MemoryStore> store_;
+  std::unique_ptr<ChordNode> node_;
+  std::vector<Sent> sent_;
+  std::vector<Ready::Reply> replies_;
+  std::vector<Result<LookupResult>> lookups_;
+};
+
+void ScriptRunner::Expect(const std::vector<std::string>& w) {
+  const std::string what = w[1];
+  if (what == "send") {
+    const bool found = std::any_of(sent_.begin(), sent_.end(), [&](const Sent& s) {
+      return BodyName(s.envelope) == w[2] && s.to == w[4];
+    });
+    EXPECT_TRUE(found) << Where() << ": no pending " << w[2] << " to " << w[4];
+  } else if (what == "no") {
+    for (const Sent& s : sent_) {
+      EXPECT_NE(BodyName(s.envelope), w[3]) << Where() << ": pending " << w[3] << " to " << s.to;
+    }
+  } else if (what == "reply") {
+    const bool found = std::any_of(replies_.begin(), replies_.end(), [&](const Ready::Reply& r) {
+      return BodyName(r.envelope) == w[2] && r.to == TokenOf(w[4]);
+    });
+    EXPECT_TRUE(found) << Where() << ": no " << w[2] << " reply to " << w[4];
+  } else if (what == "successors") {
+    std::string want;
+    for (size_t i = 2; i < w.size(); ++i) want += (want.empty() ? "" : " ") + w[i];
+    EXPECT_EQ(L().Names(node_->successors()), want) << Where();
+  } else if (what == "predecessor") {
+    const auto& p = node_->predecessor();
+    EXPECT_EQ(p ? L().Name(*p) : std::string("none"), w[2]) << Where();
+  } else if (what == "state") {
+    EXPECT_EQ(node_->joined() ? "joined" : "joining", w[2]) << Where();
+  } else if (what == "owns") {
+    EXPECT_TRUE(node_->Owns(L().Point(w[2]))) << Where();
+  } else if (what == "not") {
+    EXPECT_FALSE(node_->Owns(L().Point(w[3]))) << Where();
+  } else if (what == "lookup") {
+    ASSERT_EQ(lookups_.size(), 1u) << Where() << ": want one finished lookup";
+    const Result<LookupResult> r = lookups_.front();
+    lookups_.clear();
+    if (w[2] == "failed") {
+      EXPECT_FALSE(r.ok()) << Where();
+      return;
+    }
+    ASSERT_TRUE(r.ok()) << Where() << ": " << r.status().message();
+    EXPECT_EQ(L().Name(r->owner), w[2]) << Where();
+    EXPECT_EQ("hops=" + std::to_string(r->hops), w[3]) << Where();
+  } else {
+    FAIL() << Where() << ": unknown expectation " << what;
+  }
+}
+
+class NodeScriptTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(NodeScriptTest, Runs) { ScriptRunner(GetParam()).Run(); }
+
+INSTANTIATE_TEST_SUITE_P(Scripts, NodeScriptTest,
+                         ::testing::Values("stabilize.txt", "rectify.txt", "leave_notice.txt",
+                                           "join.txt", "lookup.txt"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           name = name.substr(0, name.find('.'));
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace chord
