@@ -52,8 +52,9 @@ std::string ProgressBar(double fraction, int width) {
   fraction = std::clamp(fraction, 0.0, 1.0);
   width = std::max(width, 1);
   const int filled = static_cast<int>(fraction * width + 0.5);
-  return "[" + std::string(static_cast<size_t>(filled), '#') +
-         std::string(static_cast<size_t>(width - filled), '.') + "]";
+  std::string bar(1, '[');
+  bar.append(static_cast<size_t>(filled), '#').append(static_cast<size_t>(width - filled), '.');
+  return bar.append(1, ']');
 }
 
 }  // namespace chord::ctl

@@ -14,7 +14,9 @@ constexpr size_t kMaxNamersListed = 4;
 std::string PointerName(const wire::NodeInfo& info) {
   if (!info.addr().empty()) return info.addr();
   std::optional<Id> id = Id::FromBytes(info.id());
-  return id ? "[" + id->ShortHex(12) + "]" : "an unnamed node";
+  if (!id) return "an unnamed node";
+  std::string name(1, '[');
+  return name.append(id->ShortHex(12)).append(1, ']');
 }
 
 bool IsSet(const wire::NodeInfo& info) { return !info.id().empty() || !info.addr().empty(); }

@@ -50,6 +50,9 @@ std::string CountOf(uint64_t count, const std::string& singular, const std::stri
   return std::to_string(count) + " " + (count == 1 ? singular : plural);
 }
 
-std::string SignedDelta(int64_t delta) { return (delta < 0 ? "" : "+") + std::to_string(delta); }
+std::string SignedDelta(int64_t delta) {
+  std::string out(delta < 0 ? "" : "+");
+  return out.append(std::to_string(delta));
+}
 
 }  // namespace chord::ctl
