@@ -25,6 +25,8 @@ void HandOver::ToPredecessor(bool announce, bool keep_copies) {
 }
 
 void HandOver::ForLeave(const NodeRef& to, OpRef parent) {
+  // A join batch still in flight is abandoned (its records stay here): the leave hands on
+  // everything this position accounts for, those records included.
   Batch b;
   b.to = to;
   b.for_leave = true;
@@ -64,9 +66,9 @@ void HandOver::OnRpc(OpRef op, const wire::Envelope* response) {
   Batch batch = std::move(*current_);
   current_.reset();
   const RingState& ring = ctx_.ring;
-  // The predecessor changed while this batch was in flight: start over toward the new one
-  // once this batch is settled.
-  const bool moved = !batch.for_leave && ring.predecessor && !(*ring.predecessor == batch.to);
+  // The predecessor changed (or was cleared) while this batch was in flight: no more batches
+  // to the old one; start over toward the new one, if any, once this batch is settled.
+  const bool moved = !batch.for_leave && !(ring.predecessor && *ring.predecessor == batch.to);
   const bool ok = response != nullptr && response->has_transfer_resp() &&
                   response->transfer_resp().code() == wire::OK;
   if (!ok) {
@@ -92,7 +94,9 @@ void HandOver::OnRpc(OpRef op, const wire::Envelope* response) {
       Send(std::move(batch), after);
     }
   }
-  if (moved && !busy()) ToPredecessor(/*announce=*/true, keep_copies_on_join_);
+  if (moved && !busy() && ring.predecessor) {
+    ToPredecessor(/*announce=*/true, keep_copies_on_join_);
+  }
 }
 
 void HandOver::DropSent(const Batch& batch) {

@@ -62,6 +62,7 @@ std::vector<OpRef> Outbox::TakeExpired() {
   std::vector<OpRef> out;
   while (!deadlines_.empty() && deadlines_.begin()->first <= now_->mono_ms) {
     const uint64_t id = deadlines_.begin()->second;
+    deadlines_.erase(deadlines_.begin());
     if (auto op = Complete(id, /*answered=*/false)) out.push_back(*op);
   }
   return out;

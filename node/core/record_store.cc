@@ -29,9 +29,8 @@ Result<uint64_t> RecordStore::EraseIfUnchanged(const std::vector<RecordStamp>& s
   StoreBatch batch;
   for (const RecordStamp& r : stamps) {
     wire::Record current;
-    Status s = store_->Get(r.key_id, r.key, &current);
-    if (s.IsNotFound()) continue;
-    if (!s.ok()) return s;
+    // A record that cannot be read is left alone; the next round tries again.
+    if (!store_->Get(r.key_id, r.key, &current).ok()) continue;
     if (current.version() != r.version || (tombstones_only && !current.deleted())) continue;
     batch.Erase(r.key_id, r.key);
   }

@@ -94,6 +94,7 @@ class ScriptRunner {
     if (w[0] == "node") return MakeNode(w);
     ASSERT_NE(node_, nullptr) << Where() << ": no node yet";
     if (w[0] == "routing") return Routing(w);
+    if (w[0] == "records") return Records(std::stoi(w[1]));
     if (w[0] == "advance") {
       now_.mono_ms += std::stoull(w[1]);
       now_.wall_ms += std::stoull(w[1]);
@@ -122,6 +123,7 @@ class ScriptRunner {
       if (w[i].rfind("S=", 0) == 0) config.successors = std::stoi(w[i].substr(2));
       if (w[i].rfind("R=", 0) == 0) config.replicas = std::stoi(w[i].substr(2));
       if (w[i].rfind("join=", 0) == 0) join.push_back(L().Node(w[i].substr(5)).addr);
+      if (w[i].rfind("batch=", 0) == 0) config.transfer_batch_bytes = std::stoul(w[i].substr(6));
     }
     store_ = std::make_unique<MemoryStore>();
     node_ = std::make_unique<ChordNode>(store_.get(), config, L().Node(w[1]), /*seed=*/7);
@@ -139,6 +141,17 @@ class ScriptRunner {
     if (pred != w.end() && pred + 1 != w.end() && pred[1] != "-") p = L().Node(pred[1]);
     node_->InstallRoutingState(now_, std::move(succ), p, {});
     Drain();
+  }
+
+  // Keys key-1 .. key-n, stored as they would be after earlier writes.
+  void Records(int n) {
+    for (int i = 1; i <= n; ++i) {
+      wire::Record r;
+      r.set_key("key-" + std::to_string(i));
+      r.set_value("v");
+      r.set_version(static_cast<uint64_t>(i));
+      ASSERT_TRUE(store_->Put(Id::Sha1(r.key()), r).ok());
+    }
   }
 
   // Takes the node's Ready: requests join the pending ones, replies are kept by token.
@@ -191,6 +204,8 @@ class ScriptRunner {
       if (f.count("pred") != 0) L().Node(f.at("pred")).ToWire(r->mutable_predecessor());
     } else if (type == "ping") {
       e.mutable_ping_resp();
+    } else if (type == "transfer") {
+      e.mutable_transfer_resp()->set_code(wire::OK);
     }
     return e;
   }
@@ -302,7 +317,7 @@ TEST_P(NodeScriptTest, Runs) { ScriptRunner(GetParam()).Run(); }
 
 INSTANTIATE_TEST_SUITE_P(Scripts, NodeScriptTest,
                          ::testing::Values("stabilize.txt", "rectify.txt", "leave_notice.txt",
-                                           "join.txt", "lookup.txt"),
+                                           "join.txt", "lookup.txt", "hand_over.txt"),
                          [](const auto& info) {
                            std::string name = info.param;
                            name = name.substr(0, name.find('.'));

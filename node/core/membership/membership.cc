@@ -77,8 +77,7 @@ void Membership::OnPredecessorPing(const wire::Envelope* response) {
   if (response != nullptr || !ring.predecessor || !(*ring.predecessor == p)) return;
   ring.DropFinger(p);
   ctx_.Log(LogLevel::kInfo, "predecessor " + p.Describe() + " did not answer; cleared");
-  updates_.SetPredecessor(std::nullopt);
-  ring.range_floor = p.id;
+  updates_.SetPredecessor(std::nullopt, p.id);
 }
 
 void Membership::Rectify(const NodeRef& n, bool wants_keys) {
@@ -155,8 +154,7 @@ void Membership::HandleLeave(ReplyToken from, const wire::Envelope& request) {
     // Its keys are already here; its predecessor will notify us shortly. Until then our range
     // starts where the leaver's did.
     auto leaver_pred = l.has_predecessor() ? NodeRef::FromWire(l.predecessor()) : std::nullopt;
-    updates_.SetPredecessor(std::nullopt);
-    ring.range_floor = leaver_pred ? leaver_pred->id : leaver->id;
+    updates_.SetPredecessor(std::nullopt, leaver_pred ? leaver_pred->id : leaver->id);
   }
   if (!ring.successors.empty() && ring.successors.front() == *leaver) {
     TakeLeaverSuccessors(*leaver, l);

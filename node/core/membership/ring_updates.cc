@@ -16,12 +16,16 @@ void RingUpdates::SetSuccessors(std::vector<NodeRef> list) {
   }
 }
 
-void RingUpdates::SetPredecessor(std::optional<NodeRef> p) {
+void RingUpdates::SetPredecessor(std::optional<NodeRef> p, std::optional<Id> floor) {
   RingState& ring = ctx_.ring;
   const bool changed = p.has_value() != ring.predecessor.has_value() ||
                        (p && ring.predecessor && !(*p == *ring.predecessor));
   ring.predecessor = std::move(p);
-  if (ring.predecessor) ring.range_floor.reset();
+  if (ring.predecessor) {
+    ring.range_floor.reset();
+  } else if (floor) {
+    ring.range_floor = floor;
+  }
   if (!changed) return;
   ++ctx_.counters.predecessor_changes;
   ctx_.Log(LogLevel::kInfo,

@@ -30,7 +30,9 @@ class RingUpdates {
   void set_listener(MembershipListener* listener) { listener_ = listener; }
 
   void SetSuccessors(std::vector<NodeRef> list);
-  void SetPredecessor(std::optional<NodeRef> p);
+  // Sets the predecessor; with none, `floor` is where our range starts meanwhile (as far as
+  // we know). The listener hears of the change with both in place.
+  void SetPredecessor(std::optional<NodeRef> p, std::optional<Id> floor = std::nullopt);
   void NotifiedByPredecessor(bool wants_keys, bool adopted) {
     if (listener_ != nullptr) listener_->OnNotifiedByPredecessor(wants_keys, adopted);
   }

@@ -24,8 +24,8 @@ class Stabilizer {
 
   // Starts a round unless one is running.
   void Run();
-  // Someone asked for a round now (StabilizeNow, a leave notice): runs one, or another one
-  // right after the current round, whose answers may predate the news.
+  // Someone asked for a round now (StabilizeNow): runs one, or another one right after the
+  // current round, whose answers may predate the news.
   void RunSoon();
   void OnRpc(OpRef op, const wire::Envelope* response);
   bool running() const { return running_; }

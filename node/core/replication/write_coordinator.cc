@@ -64,7 +64,8 @@ bool WriteCoordinator::Replace(uint64_t id) {
 
 void WriteCoordinator::OnRpc(OpRef op, const wire::Envelope* response) {
   auto it = ops_.find(op.id);
-  if (it == ops_.end() || op.step != it->second.attempts) return;  // an earlier attempt's
+  // An earlier attempt's answer (attempts are bounded below 256, see Attempt).
+  if (it == ops_.end() || op.step != static_cast<uint8_t>(it->second.attempts)) return;
   WriteOp& w = it->second;
   if (response != nullptr && response->has_replicate_resp()) {
     const auto& r = response->replicate_resp();
@@ -86,7 +87,7 @@ void WriteCoordinator::Settle(uint64_t id) {
     // A replica holds a newer version (written by an earlier owner): write again above it,
     // so that this acknowledged write is the newest everywhere.
     ctx_.versions.Observe(w.newer);
-    if (w.attempts < ctx_.config.write_attempts) return Attempt(id);
+    if (w.attempts < std::min(ctx_.config.write_attempts, 255)) return Attempt(id);
     return Fail(id, wire::UNAVAILABLE, "the key's replicas kept holding newer versions; retry");
   }
   if (!w.failed.empty()) return Fail(id, wire::UNAVAILABLE, w.failed);
