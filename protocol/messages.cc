@@ -112,6 +112,14 @@ bool IsDirect(const wire::Envelope& request) {
   return false;
 }
 
+const std::string& Suspect(const wire::Envelope& request) {
+  if (request.has_put()) return request.put().suspect();
+  if (request.has_get()) return request.get().suspect();
+  if (request.has_del()) return request.del().suspect();
+  static const std::string kNone;
+  return kNone;
+}
+
 wire::Envelope Replicate(const NodeRef& from, std::vector<wire::Record> records) {
   wire::Envelope e;
   auto* r = e.mutable_replicate();
@@ -190,6 +198,9 @@ wire::Envelope EmptyAnswer(const wire::Envelope& request) {
       break;
     case wire::Envelope::kStabilizeNow:
       e.mutable_stabilize_now_resp();
+      break;
+    case wire::Envelope::kMergeHint:
+      e.mutable_merge_hint_resp();
       break;
     default:
       break;

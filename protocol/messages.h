@@ -38,6 +38,8 @@ wire::Envelope AsDirect(wire::Envelope request);
 // The key of a get, put or delete request; empty for any other body.
 const std::string& DataKey(const wire::Envelope& request);
 bool IsDirect(const wire::Envelope& request);
+// The `suspect` of a get, put or delete request (empty when none).
+const std::string& Suspect(const wire::Envelope& request);
 
 // --- replication
 wire::Envelope Replicate(const NodeRef& from, std::vector<wire::Record> records);
@@ -53,7 +55,8 @@ wire::Envelope ReplicaSet();
 // --- answers with simple bodies
 wire::Envelope Data(wire::DataResponse response);
 wire::Envelope Error(wire::Code code, std::string sentence);
-// The empty answer of the same type as `request` (ping, notify, leave, stabilize_now).
+// The empty answer of the same type as `request` (ping, notify, leave, stabilize_now,
+// merge_hint).
 wire::Envelope EmptyAnswer(const wire::Envelope& request);
 
 }  // namespace chord::msg

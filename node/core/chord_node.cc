@@ -25,8 +25,8 @@ ChordNode::ChordNode(Store* store, NodeConfig config, NodeRef self, uint64_t see
       leaver_(ctx_, hand_over_),
       replication_(ctx_, hand_over_, lookups_),
       owner_(ctx_, replication_),
-      data_(ctx_, lookups_, owner_, replication_),
-      status_(ctx_, replication_.policy().replicas()) {
+      data_(ctx_, lookups_, membership_, owner_, replication_),
+      status_(ctx_, replication_.policy().replicas(), membership_) {
   membership_.set_listener(&replication_.policy());
   // Versions continue above everything already stored (a restart on the same data).
   Status s = ctx_.records.ObserveAllVersions();
@@ -64,7 +64,18 @@ void ChordNode::Leave(const Clock& now) {
 
 void ChordNode::OnRequest(const Clock& now, ReplyToken from, const wire::Envelope& request) {
   Begin(now);
-  Dispatch(from, request);
+  const uint64_t deadline = request.deadline_unix_ms();
+  if (deadline != 0 && now.wall_ms > deadline + ctx_.config.max_clock_skew_ms) {
+    // Its sender gave up on it long ago: acting on it now could only do harm.
+    ++ctx_.counters.requests_expired;
+    ctx_.out.Reply(from, request.request_id(),
+                   msg::Error(wire::UNAVAILABLE,
+                              "the request arrived " + std::to_string(now.wall_ms - deadline) +
+                                  " ms after its deadline and was not served; if this repeats, "
+                                  "check that the nodes' clocks agree"));
+  } else {
+    Dispatch(from, request);
+  }
   Settle();
 }
 
@@ -175,9 +186,12 @@ void ChordNode::Dispatch(ReplyToken from, const wire::Envelope& request) {
       return hand_over_.HandleTransfer(from, request);
     case B::kLeave:
       return membership_.HandleLeave(from, request);
+    case B::kMergeHint:
+      return membership_.HandleMergeHint(from, request);
     case B::kPut:
     case B::kGet:
     case B::kDel:
+      if (auto suspect = Id::FromBytes(msg::Suspect(request))) membership_.Suspect(*suspect);
       if (msg::IsDirect(request)) return owner_.HandleDirect(from, request);
       return data_.HandleRequest(from, request);
     case B::kLookup:
@@ -213,6 +227,7 @@ void ChordNode::DeliverRpc(OpRef op, const wire::Envelope* response) {
     case OpKind::kStabilize:
     case OpKind::kCheckPredecessor:
     case OpKind::kRectify:
+    case OpKind::kMerge:
       return membership_.OnRpc(op, response);
     case OpKind::kHandOver:
       return hand_over_.OnRpc(op, response);

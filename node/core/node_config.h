@@ -22,6 +22,10 @@ struct NodeConfig {
   size_t transfer_batch_bytes = 4 << 20;
   int next_hop_candidates = 8;  // fallbacks a lookup step returns
   int max_lookup_steps = 256;   // bound on the RPCs of one lookup
+  int probe_every_rounds = 4;   // a remembered non-neighbour is probed every this many rounds
+  // Requests arriving later than their sender's deadline plus this are refused; nodes' wall
+  // clocks must agree within it.
+  uint64_t max_clock_skew_ms = 2000;
 
   // Replication (see README "Replication and consistency"). Read only by
   // node/core/replication.
@@ -30,7 +34,7 @@ struct NodeConfig {
   uint32_t digest_buckets = 256;            // arcs a primary range is cut into for digests
   uint64_t tombstone_grace_ms = 3'600'000;  // a tombstone is kept at least this long
   double read_repair_chance = 0.1;          // share of reads that compare replicas afterwards
-  int write_attempts = 3;                   // version bumps when a replica holds a newer one
+  int write_attempts = 3;  // tries of a write that loses to newer writes while its client waits
 };
 
 }  // namespace chord

@@ -24,6 +24,7 @@ struct NodeCounters {
   uint64_t keys_repaired = 0;        // records sent or taken by anti-entropy / read repair
   uint64_t keys_dropped = 0;         // records erased once their holders confirmed them
   uint64_t tombstones_purged = 0;
+  uint64_t requests_expired = 0;  // requests refused for arriving after their deadline
 };
 
 }  // namespace chord

@@ -58,6 +58,8 @@ void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
   s->set_successor_list_length(static_cast<uint32_t>(ring.max_successors));
   s->set_ring_has_enough_members(static_cast<int>(ring.successors.size()) >= ring.max_successors);
   s->set_stabilize_rounds(c.stabilize_rounds);
+  for (const NodeRef& m : membership_.known_members()) m.ToWire(s->add_known_members());
+  s->set_ring_merges(membership_.ring_merges());
   auto* d = s->mutable_data();
   d->set_keys_sent(c.keys_sent);
   d->set_bytes_sent(c.bytes_sent);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "node/core/membership/membership.h"
 #include "node/core/node_context.h"
 #include "protocol/chord.pb.h"
 
@@ -14,7 +15,8 @@ namespace chord {
 
 class NodeStatus {
  public:
-  NodeStatus(NodeContext& ctx, int replicas) : ctx_(ctx), replicas_(replicas) {}
+  NodeStatus(NodeContext& ctx, int replicas, const Membership& membership)
+      : ctx_(ctx), replicas_(replicas), membership_(membership) {}
 
   // Live records this node owns as primary.
   uint64_t PrimaryKeyCount() const;
@@ -30,6 +32,7 @@ class NodeStatus {
  private:
   NodeContext& ctx_;
   int replicas_;
+  const Membership& membership_;
 };
 
 }  // namespace chord

@@ -24,6 +24,7 @@ enum class OpKind : uint8_t {
   kCheckPredecessor,  // the predecessor liveness ping (Membership)
   kRectify,           // a notify that needs the current predecessor pinged (Membership)
   kFixFingers,        // refreshing one finger (Membership)
+  kMerge,             // asking a remembered member whether it is another ring's (RingMerger)
   kHandOver,          // handing records over on a join or a leave (HandOver)
   kLeave,             // a graceful leave (Leaver)
   kDataOp,            // a client's get/put/del routed to its owner (DataService)

@@ -14,6 +14,7 @@ std::string_view BodyName(const wire::Envelope& e) {
 void Outbox::Send(const NodeRef& to, wire::Envelope request, uint64_t timeout_ms, OpRef op) {
   const uint64_t id = next_request_id_++;
   request.set_request_id(id);
+  request.set_deadline_unix_ms(now_->wall_ms + timeout_ms);
   Pending p;
   p.op = op;
   p.sent_ms = now_->mono_ms;
@@ -63,7 +64,10 @@ std::vector<OpRef> Outbox::TakeExpired() {
   while (!deadlines_.empty() && deadlines_.begin()->first <= now_->mono_ms) {
     const uint64_t id = deadlines_.begin()->second;
     deadlines_.erase(deadlines_.begin());
-    if (auto op = Complete(id, /*answered=*/false)) out.push_back(*op);
+    if (auto op = Complete(id, /*answered=*/false)) {
+      out.push_back(*op);
+      ready_.expired.push_back(id);
+    }
   }
   return out;
 }

@@ -71,6 +71,10 @@ struct Ready {
   std::vector<Lookup> lookups;
   // Call ChordNode::Tick at (or soon after) this monotonic time; nullopt: nothing is due.
   std::optional<uint64_t> wake_at_ms;
+  // Requests the node stopped waiting for (their deadline passed). A driver whose connection
+  // to the peer has been silent since should drop it, so that nothing still queued on it is
+  // delivered late.
+  std::vector<uint64_t> expired;
   // The graceful leave started with ChordNode::Leave has finished.
   bool left = false;
 };

@@ -195,6 +195,9 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
           &NodeCounters::keys_dropped);
   counter("chord_tombstones_purged_total", "Tombstones erased after their grace period.",
           &NodeCounters::tombstones_purged);
+  counter("chord_requests_expired_total",
+          "Requests from other nodes refused because they arrived after their deadline.",
+          &NodeCounters::requests_expired);
   counter("chord_writes_coordinated_total", "Writes the vnode coordinated as the key's owner.",
           &NodeCounters::writes_replicated);
   return w.Take();

@@ -19,6 +19,18 @@ Status MemoryStore::Erase(const Id& key_id, std::string_view key) {
   return Status::Ok();
 }
 
+Status MemoryStore::PutMeta(std::string_view name, std::string_view value) {
+  meta_.insert_or_assign(std::string(name), std::string(value));
+  return Status::Ok();
+}
+
+Status MemoryStore::GetMeta(std::string_view name, std::string* value) {
+  auto it = meta_.find(name);
+  if (it == meta_.end()) return Status::NotFound("no such value");
+  *value = it->second;
+  return Status::Ok();
+}
+
 Status MemoryStore::Write(const StoreBatch& batch) {
   for (const StoreBatch::Entry& e : batch.entries()) {
     if (e.record) {

@@ -20,6 +20,8 @@ class MemoryStore final : public Store {
   Status Write(const StoreBatch& batch) override;
   Status Scan(const Id& from, const Id& to, const Visitor& visit) override;
   uint64_t Count() override { return records_.size(); }
+  Status PutMeta(std::string_view name, std::string_view value) override;
+  Status GetMeta(std::string_view name, std::string* value) override;
 
  private:
   using Key = std::pair<Id, std::string>;
@@ -31,6 +33,7 @@ class MemoryStore final : public Store {
     bool operator()(const Key& a, const Id& b) const { return a.first < b; }
   };
   std::map<Key, wire::Record, Less> records_;
+  std::map<std::string, std::string, std::less<>> meta_;
 };
 
 }  // namespace chord

@@ -16,6 +16,9 @@
 namespace chord {
 namespace {
 
+// The column family of the named values beside the records.
+constexpr const char* kMetaFamily = "meta";
+
 // The database key of a record: the key id's 20 big-endian bytes, then the key bytes.
 std::string DbKey(const Id& key_id, std::string_view key) {
   std::string out = key_id.ToBytes();
@@ -76,9 +79,15 @@ Result<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::string& dir,
 
   rocksdb::Options db_options;
   db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;  // "meta" in stores made before it
   db_options.keep_log_file_num = 5;  // RocksDB's own LOG files, not the write-ahead log
+  const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(db_options)},
+      {kMetaFamily, rocksdb::ColumnFamilyOptions(db_options)}};
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(db_options, dir, &raw);
+  rocksdb::Status s =
+      rocksdb::DB::Open(rocksdb::DBOptions(db_options), dir, families, &handles, &raw);
   if (!s.ok()) {
     if (IsLockHeld(s)) {
       return Status::Unavailable("The data directory " + dir +
@@ -95,22 +104,49 @@ Result<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::string& dir,
     std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
     for (it->SeekToFirst(); it->Valid(); it->Next()) ++count;
     if (!it->status().ok()) {
+      const std::string why = Reason(it->status());
+      it.reset();
+      for (rocksdb::ColumnFamilyHandle* h : handles) (void)db->DestroyColumnFamilyHandle(h);
       return Status::IoError("Cannot open the RocksDB store in " + dir +
-                             ": counting its records failed: " + Reason(it->status()) + ".");
+                             ": counting its records failed: " + why + ".");
     }
   }
-  return std::unique_ptr<RocksDbStore>(new RocksDbStore(dir, std::move(db), options, count));
+  return std::unique_ptr<RocksDbStore>(
+      new RocksDbStore(dir, std::move(db), std::move(handles), options, count));
 }
 
-RocksDbStore::RocksDbStore(std::string dir, std::unique_ptr<rocksdb::DB> db, RocksDbOptions options,
-                           uint64_t count)
-    : dir_(std::move(dir)), db_(std::move(db)), options_(options), count_(count) {}
+RocksDbStore::RocksDbStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
+                           std::vector<rocksdb::ColumnFamilyHandle*> handles,
+                           RocksDbOptions options, uint64_t count)
+    : dir_(std::move(dir)),
+      db_(std::move(db)),
+      handles_(std::move(handles)),
+      options_(options),
+      count_(count) {}
 
 RocksDbStore::~RocksDbStore() {
   // Close waits for background work; nothing is left to report it to, and every write that
   // returned OK is already in the write-ahead log.
+  for (rocksdb::ColumnFamilyHandle* h : handles_) {
+    rocksdb::Status destroyed = db_->DestroyColumnFamilyHandle(h);
+    (void)destroyed;
+  }
   rocksdb::Status s = db_->Close();
   (void)s;
+}
+
+Status RocksDbStore::PutMeta(std::string_view name, std::string_view value) {
+  rocksdb::Status s =
+      db_->Put(MakeWriteOptions(options_), handles_[1], rocksdb::Slice(name.data(), name.size()),
+               rocksdb::Slice(value.data(), value.size()));
+  return s.ok() ? Status::Ok() : WriteError(dir_, s);
+}
+
+Status RocksDbStore::GetMeta(std::string_view name, std::string* value) {
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), handles_[1],
+                               rocksdb::Slice(name.data(), name.size()), value);
+  if (s.IsNotFound()) return Status::NotFound("no such value");
+  return s.ok() ? Status::Ok() : ReadError(dir_, s);
 }
 
 Result<bool> RocksDbStore::Contains(const std::string& db_key) {

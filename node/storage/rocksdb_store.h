@@ -11,11 +11,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "node/storage/store.h"
 #include "protocol/base/status.h"
 
 namespace rocksdb {
+class ColumnFamilyHandle;
 class DB;
 }  // namespace rocksdb
 
@@ -48,11 +50,15 @@ class RocksDbStore final : public Store {
   [[nodiscard]] Status Scan(const Id& from, const Id& to, const Visitor& visit) override;
   // Exact: counted once at Open and kept up to date by every write.
   uint64_t Count() override { return count_; }
+  // In the "meta" column family, apart from the records.
+  [[nodiscard]] Status PutMeta(std::string_view name, std::string_view value) override;
+  [[nodiscard]] Status GetMeta(std::string_view name, std::string* value) override;
 
   const std::string& dir() const { return dir_; }
 
  private:
-  RocksDbStore(std::string dir, std::unique_ptr<rocksdb::DB> db, RocksDbOptions options,
+  RocksDbStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
+               std::vector<rocksdb::ColumnFamilyHandle*> handles, RocksDbOptions options,
                uint64_t count);
 
   // Whether the database holds `db_key`; NotFound is false, other errors are returned.
@@ -60,6 +66,8 @@ class RocksDbStore final : public Store {
 
   const std::string dir_;
   const std::unique_ptr<rocksdb::DB> db_;
+  // The default column family (records) and "meta"; destroyed before the database closes.
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   const RocksDbOptions options_;
   uint64_t count_;
 };

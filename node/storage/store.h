@@ -1,8 +1,9 @@
 // Store: the interface through which the protocol core keeps records. Records are ordered by
 // the ring id of their key (then by key bytes), so the keys of a ring range (a, b] are one
 // scan. Writes come one at a time or as a StoreBatch applied together; ReadPage cuts a scan
-// into pages bounded in bytes and records. Implementations: MemoryStore (memory_store.h) and
-// RocksDbStore (rocksdb_store.h). Not thread-safe: called from the core's thread only.
+// into pages bounded in bytes and records; a few named values (meta) live beside them.
+// Implementations: MemoryStore (memory_store.h) and RocksDbStore (rocksdb_store.h). Not
+// thread-safe: called from the core's thread only.
 #ifndef CHORD_NODE_STORAGE_STORE_H_
 #define CHORD_NODE_STORAGE_STORE_H_
 
@@ -81,6 +82,11 @@ class Store {
   [[nodiscard]] virtual Status Scan(const Id& from, const Id& to, const Visitor& visit) = 0;
   // Number of records held.
   virtual uint64_t Count() = 0;
+
+  // A small named value kept beside the records (the node's remembered ring members), in
+  // its own space: it never shows up in scans or counts. NotFound when there is none.
+  [[nodiscard]] virtual Status PutMeta(std::string_view name, std::string_view value) = 0;
+  [[nodiscard]] virtual Status GetMeta(std::string_view name, std::string* value) = 0;
 
   // The size a record counts for in pages and batches: key and value bytes plus 32.
   static size_t RecordBytes(const wire::Record& r) {

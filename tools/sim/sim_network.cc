@@ -46,11 +46,7 @@ void SimNetwork::CarryOut(Host* host, Ready ready) {
     const uint64_t gen = ++host->wake_generation;
     const uint64_t index = host->index;
     const uint64_t at = std::max(*ready.wake_at_ms, now_ms_);
-    queue_.push(Event{at, seq_++, index, gen, [this, index] {
-                        Host* h = by_index_.at(index);
-                        h->wake_at_ms.reset();
-                        Input(h, [](ChordNode& n, const Clock& now) { n.Tick(now); });
-                      }});
+    queue_.push(Event{at, seq_++, index, gen, [this, index] { Wake(by_index_.at(index)); }});
   }
   if (ready.left) {
     // Remove this incarnation only: the address may have been reused by then.
@@ -76,11 +72,8 @@ void SimNetwork::CarryOut(Host* host, Ready ready) {
 void SimNetwork::SendRequest(Host* from, const std::string& to, wire::Envelope request) {
   if (Lost() || Cut(from->index, to)) return;
   const uint64_t token = from->index;
-  Post(Latency(), 0, [this, to, token, request = std::move(request)] {
-    Host* h = FindHost(to);
-    if (h == nullptr) return;  // nobody there
-    Input(h,
-          [token, &request](ChordNode& n, const Clock& now) { n.OnRequest(now, token, request); });
+  Post(Latency() + LinkDelay(from->index, to), 0, [this, to, token, request = std::move(request)] {
+    if (Host* h = FindHost(to)) DeliverRequest(h, token, request);  // else nobody is there
   });
 }
 
@@ -90,7 +83,9 @@ void SimNetwork::SendReply(Host* from, ReplyToken to, wire::Envelope reply) {
       peer != by_index_.end() && Cut(from->index, peer->second->addr)) {
     return;
   }
-  Post(Latency(), 0, [this, to, reply = std::move(reply)] {
+  const auto peer = by_index_.find(to);
+  const uint64_t delay = peer != by_index_.end() ? LinkDelay(from->index, peer->second->addr) : 0;
+  Post(Latency() + delay, 0, [this, to, reply = std::move(reply)] {
     if (auto c = clients_.find(to); c != clients_.end()) {
       ClientCallback cb = std::move(c->second);
       clients_.erase(c);
@@ -98,8 +93,7 @@ void SimNetwork::SendReply(Host* from, ReplyToken to, wire::Envelope reply) {
       return;
     }
     auto it = by_index_.find(to);
-    if (it == by_index_.end()) return;
-    Input(it->second, [&reply](ChordNode& n, const Clock& now) { n.OnResponse(now, reply); });
+    if (it != by_index_.end()) DeliverResponse(it->second, reply);
   });
 }
 
@@ -120,6 +114,66 @@ uint64_t SimNetwork::Latency() {
   if (options_.mean_latency_ms <= 0) return static_cast<uint64_t>(options_.min_latency_ms);
   std::exponential_distribution<double> d(1.0 / options_.mean_latency_ms);
   return static_cast<uint64_t>(std::llround(options_.min_latency_ms + d(rng_)));
+}
+
+uint64_t SimNetwork::LinkDelay(uint64_t from, const std::string& to_addr) const {
+  if (!delay_) return 0;
+  auto it = by_index_.find(from);
+  return it == by_index_.end() ? 0 : delay_(it->second->addr, to_addr);
+}
+
+void SimNetwork::DeliverRequest(Host* host, ReplyToken from, const wire::Envelope& request) {
+  if (host->paused) {
+    host->held.push_back(Held{true, from, request});
+    return;
+  }
+  Input(host,
+        [from, &request](ChordNode& n, const Clock& now) { n.OnRequest(now, from, request); });
+}
+
+void SimNetwork::DeliverResponse(Host* host, const wire::Envelope& response) {
+  if (host->paused) {
+    host->held.push_back(Held{false, 0, response});
+    return;
+  }
+  Input(host, [&response](ChordNode& n, const Clock& now) { n.OnResponse(now, response); });
+}
+
+void SimNetwork::Wake(Host* host) {
+  host->wake_at_ms.reset();
+  if (host->paused) {
+    host->woke_while_paused = true;
+    return;
+  }
+  Input(host, [](ChordNode& n, const Clock& now) { n.Tick(now); });
+}
+
+void SimNetwork::Pause(const std::string& addr) {
+  if (Host* h = FindHost(addr)) h->paused = true;
+}
+
+void SimNetwork::Resume(const std::string& addr) {
+  Host* h = FindHost(addr);
+  if (h == nullptr || !h->paused) return;
+  h->paused = false;
+  // What waited in its socket queue is read at once, in order; then its timers catch up.
+  std::vector<Held> held = std::move(h->held);
+  h->held.clear();
+  const uint64_t index = h->index;
+  for (const Held& m : held) {
+    auto it = by_index_.find(index);
+    if (it == by_index_.end()) return;  // crashed meanwhile
+    if (m.is_request) {
+      DeliverRequest(it->second, m.from, m.envelope);
+    } else {
+      DeliverResponse(it->second, m.envelope);
+    }
+  }
+  auto it = by_index_.find(index);
+  if (it != by_index_.end() && it->second->woke_while_paused) {
+    it->second->woke_while_paused = false;
+    Wake(it->second);
+  }
 }
 
 bool SimNetwork::Cut(uint64_t from, const std::string& to_addr) const {
@@ -203,10 +257,7 @@ void SimNetwork::ClientCall(const std::string& addr, wire::Envelope request, uin
   request.set_request_id(token);
   clients_[token] = std::move(done);
   Post(Latency(), 0, [this, addr, token, request = std::move(request)] {
-    Host* h = FindHost(addr);
-    if (h == nullptr) return;
-    Input(h,
-          [token, &request](ChordNode& n, const Clock& now) { n.OnRequest(now, token, request); });
+    if (Host* h = FindHost(addr)) DeliverRequest(h, token, request);
   });
   Post(timeout_ms, 0, [this, token] {
     auto c = clients_.find(token);

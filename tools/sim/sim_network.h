@@ -80,6 +80,15 @@ class SimNetwork {
   void SetPartition(std::function<bool(const std::string& from, const std::string& to)> cut) {
     cut_ = std::move(cut);
   }
+  // Adds `delay(from_addr, to_addr)` milliseconds to every message between two nodes (a
+  // congested link); an empty function removes it.
+  void SetDelay(std::function<uint64_t(const std::string& from, const std::string& to)> delay) {
+    delay_ = std::move(delay);
+  }
+  // The node on `addr` stops running, as under SIGSTOP: messages to it wait in its socket
+  // queue and its timers do not fire. Resume delivers what waited, in order, then ticks it.
+  void Pause(const std::string& addr);
+  void Resume(const std::string& addr);
 
   // Called after every event with the node the event ran on (null for none), e.g. to
   // re-check that node's invariants.
@@ -103,12 +112,21 @@ class SimNetwork {
   std::vector<const ChordNode*> LiveNodes() const;
 
  private:
+  // A message that reached a paused node.
+  struct Held {
+    bool is_request = false;
+    ReplyToken from = 0;
+    wire::Envelope envelope;
+  };
   struct Host {
     std::string addr;
     uint64_t index = 0;
     std::unique_ptr<MemoryStore> store;
     std::unique_ptr<ChordNode> node;
     uint64_t wake_generation = 0;  // only the wake event of this generation runs
+    bool paused = false;
+    bool woke_while_paused = false;
+    std::vector<Held> held;  // messages waiting for Resume, in arrival order
     std::optional<uint64_t> wake_at_ms;
     std::unordered_map<uint64_t, LookupCallback> lookups;  // by lookup handle
   };
@@ -135,6 +153,13 @@ class SimNetwork {
   void SendReply(Host* from, ReplyToken to, wire::Envelope reply);
   void Post(uint64_t delay_ms, uint64_t host, std::function<void()> fn);
   uint64_t Latency();
+  // Extra delay of the link from host index `from` to `to_addr`.
+  uint64_t LinkDelay(uint64_t from, const std::string& to_addr) const;
+  // Hands a message to the node of `host`, or keeps it for Resume while the host is paused.
+  void DeliverRequest(Host* host, ReplyToken from, const wire::Envelope& request);
+  void DeliverResponse(Host* host, const wire::Envelope& response);
+  // The node's deadline is due: Tick, unless paused (then on Resume).
+  void Wake(Host* host);
   bool Lost();
   // True when a message from host index `from` to `to_addr` is dropped by the partition.
   bool Cut(uint64_t from, const std::string& to_addr) const;
@@ -156,6 +181,7 @@ class SimNetwork {
   std::unordered_map<uint64_t, ClientCallback> clients_;
   std::function<void(const ChordNode*)> after_event_;
   std::function<bool(const std::string&, const std::string&)> cut_;
+  std::function<uint64_t(const std::string&, const std::string&)> delay_;
   uint64_t touched_ = 0;
 };
 

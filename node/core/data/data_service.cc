@@ -33,7 +33,24 @@ void DataService::HandleRequest(ReplyToken from, const wire::Envelope& request) 
   op.key_id = Id::Sha1(key);
   op.deadline_ms = ctx_.now.mono_ms + ctx_.config.data_deadline_ms;
   op.backoff_ms = ctx_.config.data_retry_ms;
+  Stamp(op);
   Attempt(id);
+}
+
+void DataService::Stamp(DataOp& op) {
+  const uint64_t version = ctx_.versions.Next(ctx_.now.wall_ms);
+  const std::string writer = ctx_.self().id.ToBytes();
+  if (op.request.has_put()) {
+    op.request.mutable_put()->set_version(version);
+    op.request.mutable_put()->set_writer(writer);
+  } else if (op.request.has_del()) {
+    op.request.mutable_del()->set_version(version);
+    op.request.mutable_del()->set_writer(writer);
+  }
+}
+
+bool DataService::Suspected(const DataOp& op, const NodeRef& n) const {
+  return std::find(op.suspects.begin(), op.suspects.end(), n.id) != op.suspects.end();
 }
 
 void DataService::Attempt(uint64_t id) {
@@ -57,18 +74,37 @@ void DataService::OnLookupDone(OpRef ref, const LookupOutcome& outcome) {
   auto it = ops_.find(ref.id);
   if (it == ops_.end()) return;
   if (!outcome.result.ok()) return Retry(ref.id, outcome.result.status().message());
-  it->second.hops = outcome.result->hops;
-  it->second.owner_successors = outcome.result->successors;
-  SendTo(ref.id, outcome.result->owner);
+  DataOp& op = it->second;
+  op.hops = outcome.result->hops;
+  // The owner, or, while it is suspected, the first of its successors that is not: the node
+  // that takes its range over.
+  std::vector<NodeRef> candidates{outcome.result->owner};
+  candidates.insert(candidates.end(), outcome.result->successors.begin(),
+                    outcome.result->successors.end());
+  auto target = std::find_if(candidates.begin(), candidates.end(),
+                             [&](const NodeRef& n) { return !Suspected(op, n); });
+  if (target == candidates.end()) {
+    return Retry(ref.id, "the key's owner and the nodes after it did not answer");
+  }
+  op.owner_successors.assign(target + 1, candidates.end());
+  SendTo(ref.id, *target);
 }
 
 void DataService::SendTo(uint64_t id, const NodeRef& owner) {
   DataOp& op = ops_[id];
   op.owner = owner;
-  if (owner == ctx_.self()) return owner_.Serve(op.request, Ref(kLocal, id));
+  // The node after a suspected owner is told, so that it checks its predecessor now.
+  const std::string suspect = op.suspects.empty() ? std::string() : op.suspects.back().ToBytes();
+  if (op.request.has_put()) op.request.mutable_put()->set_suspect(suspect);
+  if (op.request.has_get()) op.request.mutable_get()->set_suspect(suspect);
+  if (op.request.has_del()) op.request.mutable_del()->set_suspect(suspect);
+  if (owner == ctx_.self()) {
+    if (!op.suspects.empty()) membership_.Suspect(op.suspects.back());
+    return owner_.Serve(op.request, Ref(kLocal, id));
+  }
   // A write waits for its replicas (in parallel, each up to one RPC timeout).
   const uint64_t timeout =
-      op.request.has_get() ? ctx_.config.rpc_timeout_ms : 3 * ctx_.config.rpc_timeout_ms;
+      op.request.has_get() ? ctx_.config.rpc_timeout_ms : 2 * ctx_.config.rpc_timeout_ms;
   ctx_.out.Send(owner, op.request, timeout, Ref(kForward, id));
 }
 
@@ -82,6 +118,7 @@ void DataService::OnForwarded(uint64_t id, const wire::Envelope* response) {
   const NodeRef owner = op.owner;
   if (response == nullptr) {
     ctx_.ring.DropFinger(owner);
+    if (!Suspected(op, owner)) op.suspects.push_back(owner.id);
     if (op.request.has_get() && replication_.policy().replicated() &&
         !op.owner_successors.empty()) {
       // Read the copies on the next members of the replica set instead.
@@ -108,15 +145,31 @@ void DataService::OnDataDone(OpRef ref, wire::DataResponse response) {
 }
 
 void DataService::OnAnswer(uint64_t id, wire::DataResponse response) {
+  DataOp& op = ops_[id];
+  if (response.code() == wire::OK && response.superseded_by() != 0) {
+    // Another write, newer than this one, got there first. The client still waits for this
+    // one, which it issued to take effect: it goes again, above the newer version.
+    if (++op.restamps >= ctx_.config.write_attempts) {
+      response.Clear();
+      response.set_code(wire::UNAVAILABLE);
+      response.set_error(
+          "newer writes of the key kept arriving while this one was under way; retry");
+      return Finish(id, std::move(response));
+    }
+    ctx_.versions.Observe(response.superseded_by());
+    Stamp(op);
+    op.hint = op.owner;
+    return Attempt(id);
+  }
   if (response.code() != wire::NOT_OWNER && response.code() != wire::SHUTTING_DOWN) {
     return Finish(id, std::move(response));
   }
   // NOT_OWNER usually names the right node (the asked node's predecessor or successor): a
-  // few such hints are followed at once, then it is back to lookups with back-off.
-  DataOp& op = ops_[id];
+  // few such hints are followed at once, then it is back to lookups with back-off. A hint
+  // naming a node that did not answer is not followed.
   if (response.code() == wire::NOT_OWNER && response.has_hint() &&
       op.hints_followed < kMaxHintsFollowed) {
-    if (auto hint = NodeRef::FromWire(response.hint())) {
+    if (auto hint = NodeRef::FromWire(response.hint()); hint && !Suspected(op, *hint)) {
       ++op.hints_followed;
       op.hint = *hint;
       op.owner_successors.clear();  // they were the previous candidate's

@@ -1,9 +1,14 @@
-// DataService: a client's get, put or delete sent to any node. The node looks up the key's
-// owner and forwards the request to it marked `direct` (or serves it itself through the
-// OwnerService); a NOT_OWNER answer that names a better node is followed a few times, then
-// it is back to lookups with doubling back-off until data_deadline_ms. A get whose owner does
-// not answer is read from the next holders of the key's copies. Each request is a DataOp
-// owned here; the answer goes back to the client. Called by the ChordNode; node's thread.
+// DataService: a client's get, put or delete sent to any node. A write gets its version
+// here, once: every forward and retry carries it. The node looks up the key's owner and
+// forwards the request to it marked `direct` (or serves it itself through the OwnerService);
+// a NOT_OWNER answer that names a better node is followed a few times, then it is back to
+// lookups with doubling back-off until data_deadline_ms. An owner that does not answer is
+// suspected for the rest of the request: a get reads the next holders of the key's copies at
+// once, and a write goes to the owner's successor, marked with the suspect, so that the
+// successor checks its predecessor now and takes the range over as soon as it is found dead.
+// A write that lost to a newer one while its client waits is retried under a new version.
+// Each request is a DataOp owned here; the answer goes back to the client. Called by the
+// ChordNode; node's thread.
 #ifndef CHORD_NODE_CORE_DATA_DATA_SERVICE_H_
 #define CHORD_NODE_CORE_DATA_DATA_SERVICE_H_
 
@@ -16,6 +21,7 @@
 #include "node/core/completions.h"
 #include "node/core/data/owner_service.h"
 #include "node/core/lookup.h"
+#include "node/core/membership/membership.h"
 #include "node/core/node_context.h"
 #include "node/core/op_ref.h"
 #include "node/core/replication/replication.h"
@@ -25,9 +31,13 @@ namespace chord {
 
 class DataService {
  public:
-  DataService(NodeContext& ctx, LookupService& lookups, OwnerService& owner,
+  DataService(NodeContext& ctx, LookupService& lookups, Membership& membership, OwnerService& owner,
               Replication& replication)
-      : ctx_(ctx), lookups_(lookups), owner_(owner), replication_(replication) {}
+      : ctx_(ctx),
+        lookups_(lookups),
+        membership_(membership),
+        owner_(owner),
+        replication_(replication) {}
   DataService(const DataService&) = delete;
   DataService& operator=(const DataService&) = delete;
 
@@ -50,6 +60,8 @@ class DataService {
     int attempts = 0;
     int hops = 0;
     int hints_followed = 0;
+    int restamps = 0;                       // new versions after losing to newer writes
+    std::vector<Id> suspects;               // nodes that did not answer this request
     std::optional<NodeRef> hint;            // where to send the next attempt, skipping the lookup
     NodeRef owner;                          // where the current attempt went
     std::vector<NodeRef> owner_successors;  // after the owner, from the last lookup
@@ -57,6 +69,9 @@ class DataService {
 
   // One attempt: straight to the hinted node, or a lookup first.
   void Attempt(uint64_t id);
+  // Gives a write its version (a new one on each call).
+  void Stamp(DataOp& op);
+  bool Suspected(const DataOp& op, const NodeRef& n) const;
   void SendTo(uint64_t id, const NodeRef& owner);
   void OnForwarded(uint64_t id, const wire::Envelope* response);
   // The owner's answer (or a replica read's): done, or NOT_OWNER/SHUTTING_DOWN to follow.
@@ -67,6 +82,7 @@ class DataService {
 
   NodeContext& ctx_;
   LookupService& lookups_;
+  Membership& membership_;
   OwnerService& owner_;
   Replication& replication_;
   std::unordered_map<uint64_t, DataOp> ops_;

@@ -111,8 +111,12 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester) {
   record.set_key(key);
   if (request.has_put()) {
     record.set_value(request.put().value());
+    record.set_version(request.put().version());
+    record.set_writer(request.put().writer());
   } else {
     record.set_deleted(true);
+    record.set_version(request.del().version());
+    record.set_writer(request.del().writer());
   }
   replication_.writes().Start(key_id, std::move(record), requester);
 }

@@ -11,6 +11,8 @@ namespace {
 
 // Bound on the departed nodes remembered.
 constexpr size_t kMaxDeparted = 16;
+// How often (in rounds) changed remembered members are written to the store.
+constexpr uint64_t kSaveEveryRounds = 10;
 
 }  // namespace
 
@@ -27,6 +29,9 @@ void Membership::Start(const std::vector<std::string>& bootstraps, OpRef joined)
     return;
   }
   ring.state = NodeState::kJoining;
+  for (const std::string& a : bootstraps) {
+    if (!a.empty() && a != ring.self.addr) book_.Saw(NodeRef::ForAddress(a));
+  }
   joiner_.Start(bootstraps, joined);
 }
 
@@ -35,6 +40,14 @@ void Membership::Round() {
   stabilizer_.Run();
   CheckPredecessor();
   fingers_.Run();
+  merger_.Round();
+  // The remembered members reach the store at most every few rounds.
+  if (++rounds_ % kSaveEveryRounds == 0) book_.SaveIfChanged();
+}
+
+void Membership::Suspect(const Id& suspect) {
+  const RingState& ring = ctx_.ring;
+  if (ring.joined() && ring.predecessor && ring.predecessor->id == suspect) CheckPredecessor();
 }
 
 void Membership::OnRpc(OpRef op, const wire::Envelope* response) {
@@ -47,6 +60,8 @@ void Membership::OnRpc(OpRef op, const wire::Envelope* response) {
       return OnPredecessorPing(response);
     case OpKind::kRectify:
       return OnRectifyPing(op.id, response);
+    case OpKind::kMerge:
+      return merger_.OnRpc(op, response);
     default:
       return;
   }
@@ -129,6 +144,7 @@ void Membership::HandleGetState(ReplyToken from, const wire::Envelope& request) 
 void Membership::HandleNotify(ReplyToken from, const wire::Envelope& request) {
   ctx_.out.Reply(from, request.request_id(), msg::EmptyAnswer(request));
   if (auto n = NodeRef::FromWire(request.notify().node())) {
+    book_.Saw(*n);
     Rectify(*n, request.notify().want_keys());
   }
 }

@@ -8,6 +8,7 @@ void RingUpdates::SetSuccessors(std::vector<NodeRef> list) {
   RingState& ring = ctx_.ring;
   const NodeRef before = ring.successor();
   ring.successors = std::move(list);
+  book_.SawAll(ring.successors);
   if (!ring.successors.empty()) ring.fingers[0] = ring.successors.front();
   if (!(ring.successor() == before)) {
     ++ctx_.counters.successor_changes;
@@ -21,6 +22,7 @@ void RingUpdates::SetPredecessor(std::optional<NodeRef> p, std::optional<Id> flo
   const bool changed = p.has_value() != ring.predecessor.has_value() ||
                        (p && ring.predecessor && !(*p == *ring.predecessor));
   ring.predecessor = std::move(p);
+  if (ring.predecessor) book_.Saw(*ring.predecessor);
   if (ring.predecessor) {
     ring.range_floor.reset();
   } else if (floor) {

@@ -1,5 +1,6 @@
 // RingUpdates: the one place where a node's successor list and predecessor change after it
-// has joined. It logs each change, counts it, and tells the MembershipListener (the
+// has joined. It logs each change, counts it, remembers the nodes it adopts (MemberBook),
+// and tells the MembershipListener (the
 // replication policy), so that ring maintenance never needs to know what the data layer does
 // about a new predecessor. Used by the membership parts on the node's thread.
 #ifndef CHORD_NODE_CORE_MEMBERSHIP_RING_UPDATES_H_
@@ -8,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "node/core/membership/member_book.h"
 #include "node/core/node_context.h"
 #include "protocol/node_ref.h"
 
@@ -26,7 +28,7 @@ class MembershipListener {
 
 class RingUpdates {
  public:
-  explicit RingUpdates(NodeContext& ctx) : ctx_(ctx) {}
+  RingUpdates(NodeContext& ctx, MemberBook& book) : ctx_(ctx), book_(book) {}
   void set_listener(MembershipListener* listener) { listener_ = listener; }
 
   void SetSuccessors(std::vector<NodeRef> list);
@@ -39,6 +41,7 @@ class RingUpdates {
 
  private:
   NodeContext& ctx_;
+  MemberBook& book_;
   MembershipListener* listener_ = nullptr;
 };
 

@@ -42,6 +42,8 @@ void ReplicaServer::HandleReplicate(ReplyToken from, const wire::Envelope& reque
       ++stored_count;
     } else if (kept.version() != rec.version() || kept.writer() != rec.writer()) {
       r->set_newer_version(std::max(r->newer_version(), kept.version()));
+      // A write's single record lost: the owner takes the record that beat it.
+      if (request.replicate().records_size() == 1) *r->add_newer() = std::move(kept);
     }
   }
   r->set_stored(stored_count);

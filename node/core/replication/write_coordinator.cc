@@ -6,6 +6,11 @@
 #include "protocol/messages.h"
 
 namespace chord {
+namespace {
+
+enum Step : uint8_t { kReplicate = 1 };
+
+}  // namespace
 
 void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef requester) {
   const uint64_t id = next_id_++;
@@ -13,28 +18,25 @@ void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef reques
   w.key_id = key_id;
   w.record = std::move(record);
   w.requester = requester;
-  Attempt(id);
-}
-
-void WriteCoordinator::Attempt(uint64_t id) {
-  WriteOp& w = ops_[id];
-  ++w.attempts;
   const RingState& ring = ctx_.ring;
-  if (w.attempts > 1 && (!ring.joined() || ring.awaiting_transfer || !ring.Owns(w.key_id))) {
-    // The ring moved while the first attempt was out: the coordinator must find the owner.
-    return Fail(id, wire::NOT_OWNER, ring.self.addr + " is no longer the key's owner");
+  if (w.record.version() == 0) {
+    // Not versioned by a coordinator (a direct request from a client): version it here.
+    wire::Record old;
+    if (ctx_.store()->Get(key_id, w.record.key(), &old).ok()) ctx_.versions.Observe(old.version());
+    w.record.set_version(ctx_.versions.Next(ctx_.now.wall_ms));
+    w.record.set_writer(ring.self.id.ToBytes());
   }
-  wire::Record old;
-  if (ctx_.store()->Get(w.key_id, w.record.key(), &old).ok()) ctx_.versions.Observe(old.version());
-  w.record.set_version(ctx_.versions.Next(ctx_.now.wall_ms));
-  w.record.set_writer(ring.self.id.ToBytes());
-  if (Status s = ctx_.store()->Put(w.key_id, w.record); !s.ok()) {
+  bool stored = false;
+  wire::Record kept;
+  if (Status s = ctx_.records.StoreIfNewer(key_id, w.record, &stored, &kept); !s.ok()) {
     return Fail(id, wire::UNAVAILABLE, "the owner could not store the key: " + s.message());
   }
+  if (!stored && (kept.version() != w.record.version() || kept.writer() != w.record.writer())) {
+    // A newer write is here already: this one is older and changes nothing.
+    w.superseded_by = kept.version();
+    return Settle(id);
+  }
   ++ctx_.counters.writes_replicated;
-  w.newer = 0;
-  w.failed.clear();
-  w.sent_to.clear();
   const std::vector<NodeRef> targets = policy_.Targets();
   w.asked = {std::string(ring.self.process())};
   for (const NodeRef& t : targets) w.asked.emplace_back(t.process());
@@ -48,7 +50,7 @@ void WriteCoordinator::SendTo(uint64_t id, const NodeRef& target) {
   const auto index = static_cast<uint16_t>(w.sent_to.size());
   w.sent_to.push_back(target);
   ctx_.out.Send(target, msg::Replicate(ctx_.self(), {w.record}), ctx_.config.rpc_timeout_ms,
-                OpRef{OpKind::kWrite, static_cast<uint8_t>(w.attempts), index, id});
+                OpRef{OpKind::kWrite, kReplicate, index, id});
 }
 
 bool WriteCoordinator::Replace(uint64_t id) {
@@ -64,13 +66,12 @@ bool WriteCoordinator::Replace(uint64_t id) {
 
 void WriteCoordinator::OnRpc(OpRef op, const wire::Envelope* response) {
   auto it = ops_.find(op.id);
-  // An earlier attempt's answer (attempts are bounded below 256, see Attempt).
-  if (it == ops_.end() || op.step != static_cast<uint8_t>(it->second.attempts)) return;
+  if (it == ops_.end()) return;
   WriteOp& w = it->second;
   if (response != nullptr && response->has_replicate_resp()) {
     const auto& r = response->replicate_resp();
     if (r.code() == wire::OK) {
-      w.newer = std::max(w.newer, r.newer_version());
+      TakeNewer(op.id, r);
     } else if (r.code() == wire::SHUTTING_DOWN) {
       if (Replace(op.id)) return;
     } else if (op.index < w.sent_to.size()) {
@@ -81,19 +82,26 @@ void WriteCoordinator::OnRpc(OpRef op, const wire::Envelope* response) {
   if (--w.pending == 0) Settle(op.id);
 }
 
+void WriteCoordinator::TakeNewer(uint64_t id, const wire::ReplicateResponse& answer) {
+  WriteOp& w = ops_[id];
+  if (answer.newer_version() <= w.record.version()) return;
+  w.superseded_by = std::max(w.superseded_by, answer.newer_version());
+  for (const auto& rec : answer.newer()) {
+    if (rec.key() != w.record.key()) continue;
+    Status s = ctx_.records.StoreIfNewer(w.key_id, rec);
+    if (!s.ok()) ctx_.Log(LogLevel::kError, "cannot store a newer copy: " + s.message());
+  }
+}
+
 void WriteCoordinator::Settle(uint64_t id) {
   WriteOp& w = ops_[id];
-  if (w.newer >= w.record.version()) {
-    // A replica holds a newer version (written by an earlier owner): write again above it,
-    // so that this acknowledged write is the newest everywhere.
-    ctx_.versions.Observe(w.newer);
-    if (w.attempts < std::min(ctx_.config.write_attempts, 255)) return Attempt(id);
-    return Fail(id, wire::UNAVAILABLE, "the key's replicas kept holding newer versions; retry");
+  if (!w.failed.empty() && w.superseded_by == 0) {
+    return Fail(id, wire::UNAVAILABLE, w.failed);
   }
-  if (!w.failed.empty()) return Fail(id, wire::UNAVAILABLE, w.failed);
   wire::DataResponse resp;
   resp.set_code(wire::OK);
   resp.set_version(w.record.version());
+  if (w.superseded_by > w.record.version()) resp.set_superseded_by(w.superseded_by);
   ctx_.self().ToWire(resp.mutable_owner());
   Answer(id, std::move(resp));
 }

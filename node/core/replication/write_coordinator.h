@@ -1,11 +1,14 @@
-// WriteCoordinator: a put or delete at the key's owner. The owner versions the record (the
-// version clock, above any version it holds for the key), stores it, sends it to the other
-// members of the replica set in parallel and answers once each has answered: a silent member
-// is presumed dead and does not block the write; a member that is leaving is replaced by the
-// next distinct process of the successor list; a member already holding a newer version
-// makes the owner write again above it (up to write_attempts), so that an acknowledged write
-// is the newest on every live member. Each write is a WriteOp owned here; its answer (a
-// DataResponse) goes to the requester's OpRef. Started by the OwnerService; node's thread.
+// WriteCoordinator: a put or delete at the key's owner. The record arrives with the version
+// the coordinating node gave it where the ring first accepted it (a record without one is
+// versioned here). The owner stores it by last-writer-wins, sends it to the other members of
+// the replica set in parallel and answers once each has answered: a silent member is
+// presumed dead and does not block the write; a member that is leaving is replaced by the
+// next distinct process of the successor list. A version is never minted again here: a
+// write that loses to a newer record (held here or by a replica, whose newer records the
+// owner then takes) is answered OK with `superseded_by`, and only the coordinator, while its
+// client still waits, may retry it under a new version. So a copy of a write that arrives
+// late can never outrank one acknowledged after it. Each write is a WriteOp owned here; its
+// answer goes to the requester's OpRef. Started by the OwnerService; node's thread.
 #ifndef CHORD_NODE_CORE_REPLICATION_WRITE_COORDINATOR_H_
 #define CHORD_NODE_CORE_REPLICATION_WRITE_COORDINATOR_H_
 
@@ -28,7 +31,7 @@ class WriteCoordinator {
   WriteCoordinator(const WriteCoordinator&) = delete;
   WriteCoordinator& operator=(const WriteCoordinator&) = delete;
 
-  // Writes `record` (key and value, or a tombstone; version and writer are set here).
+  // Writes `record` (key and value, or a tombstone, with its version and writer, or none).
   void Start(const Id& key_id, wire::Record record, OpRef requester);
   void OnRpc(OpRef op, const wire::Envelope* response);
   size_t in_flight() const { return ops_.size(); }
@@ -38,18 +41,18 @@ class WriteCoordinator {
     Id key_id;
     wire::Record record;
     OpRef requester;
-    int attempts = 0;
     size_t pending = 0;
-    uint64_t newer = 0;              // highest newer version a replica reported
+    uint64_t superseded_by = 0;      // a newer version found here or on a replica
     std::string failed;              // why a replica could not store it
     std::vector<NodeRef> sent_to;    // by the index of the OpRef of each request
     std::vector<std::string> asked;  // processes asked so far (this one included)
   };
 
-  void Attempt(uint64_t id);
   void SendTo(uint64_t id, const NodeRef& target);
   // A leaving member is replaced by the next process not yet asked; false if there is none.
   bool Replace(uint64_t id);
+  // A replica held newer records than the write: take them (the owner must not serve older).
+  void TakeNewer(uint64_t id, const wire::ReplicateResponse& answer);
   void Settle(uint64_t id);
   void Answer(uint64_t id, wire::DataResponse response);
   void Fail(uint64_t id, wire::Code code, std::string why);

@@ -1,0 +1,91 @@
+#include "node/core/membership/member_book.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace chord {
+namespace {
+
+constexpr const char* kMetaName = "members";
+
+}  // namespace
+
+void MemberBook::Load() {
+  std::string text;
+  Status s = ctx_.store()->GetMeta(kMetaName, &text);
+  if (!s.ok()) {
+    if (!s.IsNotFound())
+      ctx_.Log(LogLevel::kWarn, "cannot read remembered members: " + s.message());
+    return;
+  }
+  std::istringstream in(text);
+  for (std::string addr; std::getline(in, addr);) {
+    if (!addr.empty()) Saw(NodeRef::ForAddress(addr));
+  }
+  dirty_ = false;
+}
+
+void MemberBook::SaveIfChanged() {
+  if (!dirty_) return;
+  std::string text;
+  for (const Entry& e : entries_) text.append(e.node.addr).append(1, '\n');
+  Status s = ctx_.store()->PutMeta(kMetaName, text);
+  if (!s.ok()) {
+    ctx_.Log(LogLevel::kWarn, "cannot keep the remembered members: " + s.message());
+    return;
+  }
+  dirty_ = false;
+}
+
+void MemberBook::Saw(const NodeRef& n) {
+  if (n == ctx_.self()) return;
+  auto it =
+      std::find_if(entries_.begin(), entries_.end(), [&n](const Entry& e) { return e.node == n; });
+  if (it != entries_.end()) {
+    it->seen_ms = ctx_.now.mono_ms;
+    return;
+  }
+  if (entries_.size() >= kMaxMembers) {
+    auto oldest =
+        std::min_element(entries_.begin(), entries_.end(),
+                         [](const Entry& a, const Entry& b) { return a.seen_ms < b.seen_ms; });
+    entries_.erase(oldest);
+  }
+  entries_.push_back(Entry{n, ctx_.now.mono_ms});
+  dirty_ = true;
+}
+
+void MemberBook::Forget(const NodeRef& n) {
+  const auto before = entries_.size();
+  entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
+                                [&n](const Entry& e) { return e.node == n; }),
+                 entries_.end());
+  dirty_ = dirty_ || entries_.size() != before;
+}
+
+std::optional<NodeRef> MemberBook::PickForgotten() {
+  const RingState& ring = ctx_.ring;
+  std::vector<const NodeRef*> forgotten;
+  for (const Entry& e : entries_) {
+    const NodeRef& n = e.node;
+    if (ring.predecessor && *ring.predecessor == n) continue;
+    if (std::find(ring.successors.begin(), ring.successors.end(), n) != ring.successors.end())
+      continue;
+    if (std::any_of(ring.fingers.begin(), ring.fingers.end(),
+                    [&n](const std::optional<NodeRef>& f) { return f && *f == n; })) {
+      continue;
+    }
+    forgotten.push_back(&n);
+  }
+  if (forgotten.empty()) return std::nullopt;
+  return *forgotten[ctx_.rng() % forgotten.size()];
+}
+
+std::vector<NodeRef> MemberBook::members() const {
+  std::vector<NodeRef> out;
+  out.reserve(entries_.size());
+  for (const Entry& e : entries_) out.push_back(e.node);
+  return out;
+}
+
+}  // namespace chord

@@ -1,0 +1,56 @@
+// MemberBook: the ring members this node has heard from (successors, predecessors, notifiers,
+// the addresses it joined through), at most kMaxMembers, the least recently heard from going
+// first. It is kept in the store's meta value "members", so a restarted node remembers them.
+// Nothing in Zave's protocol ever contacts a member that has been dropped as dead; after a
+// partition both sides have dropped each other, so the RingMerger probes the members of this
+// book that are not among the node's current neighbours, now and then. The node's thread.
+#ifndef CHORD_NODE_CORE_MEMBERSHIP_MEMBER_BOOK_H_
+#define CHORD_NODE_CORE_MEMBERSHIP_MEMBER_BOOK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "node/core/node_context.h"
+#include "protocol/node_ref.h"
+
+namespace chord {
+
+class MemberBook {
+ public:
+  static constexpr size_t kMaxMembers = 64;
+
+  explicit MemberBook(NodeContext& ctx) : ctx_(ctx) {}
+
+  // Reads the members kept by an earlier life of this node (if any).
+  void Load();
+  // Writes the book to the store if it changed since the last save.
+  void SaveIfChanged();
+  // `n` answered or was adopted just now.
+  void Saw(const NodeRef& n);
+  void SawAll(const std::vector<NodeRef>& list) {
+    for (const NodeRef& n : list) Saw(n);
+  }
+  // `n` is not a ring position (an address that answers as another one).
+  void Forget(const NodeRef& n);
+  // A member that is neither a successor, the predecessor nor a finger, picked at random;
+  // nullopt when there is none.
+  std::optional<NodeRef> PickForgotten();
+  std::vector<NodeRef> members() const;
+
+ private:
+  struct Entry {
+    NodeRef node;
+    uint64_t seen_ms = 0;
+  };
+
+  NodeContext& ctx_;
+  std::vector<Entry> entries_;
+  bool dirty_ = false;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_MEMBERSHIP_MEMBER_BOOK_H_
