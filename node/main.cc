@@ -52,6 +52,7 @@ struct Flags {
   int64_t anti_entropy_ms = 2000;
   int64_t stabilize_ms = 500;
   int64_t rpc_timeout_ms = 1000;
+  int64_t max_clock_skew_ms = 2000;
   int64_t max_frame_bytes = kDefaultMaxFrameBytes;
   std::string log_level = "info";
 };
@@ -123,6 +124,10 @@ std::string Validate(const Flags& f, const CLI::App& app) {
   }
   if (f.stabilize_ms < 1) return "--stabilize-ms must be at least 1; the default is 500";
   if (f.rpc_timeout_ms < 1) return "--rpc-timeout-ms must be at least 1; the default is 1000";
+  if (f.max_clock_skew_ms < 0 || f.max_clock_skew_ms > kMaxAntiEntropyMs) {
+    return "--max-clock-skew-ms must be between 0 and " + std::to_string(kMaxAntiEntropyMs) +
+           " (a day); the default is 2000";
+  }
   if (f.max_frame_bytes < kMinFrameBytes || f.max_frame_bytes > kMaxFrameBytes) {
     return "--max-frame-bytes must be between " + std::to_string(kMinFrameBytes) + " and " +
            std::to_string(kMaxFrameBytes) + "; the default is " +
@@ -195,6 +200,9 @@ int Main(int argc, char** argv) {
                  "Period in ms of the replica comparison and repair; default 2000");
   app.add_option("--stabilize-ms", f.stabilize_ms, "Period of ring maintenance in ms");
   app.add_option("--rpc-timeout-ms", f.rpc_timeout_ms, "Time a peer has to answer in ms");
+  app.add_option("--max-clock-skew-ms", f.max_clock_skew_ms,
+                 "How far the nodes' clocks may disagree, in ms: a request arriving later than "
+                 "its sender's deadline plus this is refused");
   app.add_option("--max-frame-bytes", f.max_frame_bytes, "Largest accepted message in bytes");
   app.add_option("--log-level", f.log_level, "trace, debug, info, warn or error");
   app.add_option("--metrics-listen", f.metrics_listen,
@@ -228,6 +236,7 @@ int Main(int argc, char** argv) {
   options.node.anti_entropy_ms = static_cast<uint64_t>(f.anti_entropy_ms);
   options.node.stabilize_ms = static_cast<uint64_t>(f.stabilize_ms);
   options.node.rpc_timeout_ms = static_cast<uint64_t>(f.rpc_timeout_ms);
+  options.node.max_clock_skew_ms = static_cast<uint64_t>(f.max_clock_skew_ms);
   // Keep every message the node builds well inside the frame limit.
   const size_t quarter_frame = static_cast<size_t>(f.max_frame_bytes) / 4;
   options.node.transfer_batch_bytes = std::min(options.node.transfer_batch_bytes, quarter_frame);

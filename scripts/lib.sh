@@ -8,6 +8,7 @@ CHORD_DEB_PACKAGES=(
   cmake g++ make pkg-config
   libuv1-dev libssl-dev libprotobuf-dev protobuf-compiler libspdlog-dev libcli11-dev
   nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev librocksdb-dev
+  iproute2
 )
 
 # The repository root (the parent of scripts/).

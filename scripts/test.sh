@@ -17,11 +17,16 @@ chord_section "Build (RelWithDebInfo) in build/"
 chord_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORD_WERROR=ON
 
 chord_section "Unit and simulation tests (build/)"
-ctest --test-dir build --output-on-failure -j "$CHORD_JOBS" -LE integration
+ctest --test-dir build --output-on-failure -j "$CHORD_JOBS" -LE 'integration|lan'
 
 chord_section "Integration tests (build/)"
 # Each test starts its own chord-node processes on free ports, so two can run side by side.
 ctest --test-dir build --output-on-failure -j 2 -L integration --no-tests=ignore
+
+chord_section "LAN tests: network namespaces (build/)"
+# Partitions, pauses and crashes of real nodes on a bridge of namespaces (needs root: skipped,
+# with the reason, elsewhere).
+ctest --test-dir build --output-on-failure -L lan --no-tests=ignore
 
 chord_section "Build with AddressSanitizer + UBSan in build-asan/"
 chord_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORD_WERROR=ON -DCHORD_SANITIZE=ON \

@@ -10,14 +10,15 @@
 namespace chord {
 
 struct NodeConfig {
-  int successors = 8;                       // S: successor list length (>= 2 for Zave's proof)
-  uint64_t stabilize_ms = 500;              // stabilize / check_predecessor / fix_fingers period
-  double stabilize_jitter = 0.25;           // each period is uniform in stabilize_ms * (1 +- this)
-  uint64_t rpc_timeout_ms = 1000;           // a peer that has not answered by then is dead
-  uint64_t transfer_timeout_ms = 10000;     // one batch of a key transfer
-  uint64_t join_retry_ms = 1000;            // wait before retrying a failed join
-  uint64_t data_deadline_ms = 8000;         // a client's put/get/del gives up after this
-  uint64_t data_retry_ms = 100;             // first back-off between data attempts (doubles)
+  int successors = 8;                    // S: successor list length (>= 2 for Zave's proof)
+  uint64_t stabilize_ms = 500;           // stabilize / check_predecessor / fix_fingers period
+  double stabilize_jitter = 0.25;        // each period is uniform in stabilize_ms * (1 +- this)
+  uint64_t rpc_timeout_ms = 1000;        // a peer that has not answered by then is dead
+  uint64_t transfer_timeout_ms = 10000;  // one batch of a key transfer
+  uint64_t join_retry_ms = 1000;         // wait before retrying a failed join
+  uint64_t data_deadline_ms = 8000;      // a client's put/get/del gives up after this
+  uint64_t data_retry_ms = 100;          // first back-off between data attempts (doubles)
+  uint64_t suspect_ms = 5000;  // a node that did not answer a forward is passed over this long
   size_t max_value_bytes = kMaxValueBytes;  // lowered by chord-node with a small frame limit
   size_t transfer_batch_bytes = 4 << 20;
   int next_hop_candidates = 8;  // fallbacks a lookup step returns

@@ -189,6 +189,7 @@ void NodeRuntime::CarryOut(size_t i, Ready ready) {
   for (Ready::Request& request : ready.requests) {
     SendRequest(i, request.to, std::move(request.envelope));
   }
+  DropStalled(i, ready.expired);
   ArmWake(i, ready.wake_at_ms);
   if (ready.left && leaving_) {
     // The next hand-off starts from a fresh loop callback, never inside this one.
@@ -400,6 +401,7 @@ void NodeRuntime::SendRequest(size_t i, const std::string& ring_addr, wire::Enve
     if (LogEnabled(LogLevel::kDebug)) Log(LogLevel::kDebug, "connecting to " + addr);
   }
   it->second.in_flight[wire_id] = sent;
+  sent_to_[sent.core_id * kMaxVnodesPerProcess + i] = {addr, wire_id};
   // If the write fails the connection closes, and its close callback reports every request
   // in flight on it, this one included.
   it->second.conn->Write(std::move(frame));
@@ -517,6 +519,7 @@ void NodeRuntime::OnOutboundFrame(const std::string& addr, wire::Envelope envelo
   }
   const InFlight request = sent->second;
   it->second.in_flight.erase(sent);
+  sent_to_.erase(request.core_id * kMaxVnodesPerProcess + request.vnode);
   envelope.set_request_id(request.core_id);
   Step(request.vnode, [&envelope](ChordNode& n, const Clock& now) { n.OnResponse(now, envelope); });
 }
@@ -533,8 +536,30 @@ void NodeRuntime::OnOutboundClosed(const std::string& addr, TcpConnection* conn,
   std::sort(failed.begin(), failed.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<InFlight> requests;
-  for (auto& [wire_id, request] : failed) requests.push_back(request);
+  for (auto& [wire_id, request] : failed) {
+    sent_to_.erase(request.core_id * kMaxVnodesPerProcess + request.vnode);
+    requests.push_back(request);
+  }
   DeferSendFailed(std::move(requests));
+}
+
+void NodeRuntime::DropStalled(size_t i, const std::vector<uint64_t>& expired) {
+  for (uint64_t core_id : expired) {
+    auto where = sent_to_.find(core_id * kMaxVnodesPerProcess + i);
+    if (where == sent_to_.end()) continue;
+    const auto [addr, wire_id] = where->second;
+    sent_to_.erase(where);
+    auto out = outbound_.find(addr);
+    if (out == outbound_.end()) continue;
+    auto request = out->second.in_flight.find(wire_id);
+    if (request == out->second.in_flight.end()) continue;
+    const uint64_t sent_ms = request->second.sent_ms;
+    out->second.in_flight.erase(request);
+    if (out->second.conn->last_read_ms() > sent_ms) continue;  // it answers other requests
+    out->second.conn->Abort(
+        Status::Aborted("a request to it timed out and nothing has come back since; what was "
+                        "still queued for it is discarded"));
+  }
 }
 
 void NodeRuntime::DeferSendFailed(std::vector<InFlight> requests) {
@@ -566,6 +591,7 @@ void NodeRuntime::SweepConnections() {
     uint64_t oldest_ms = now;
     for (auto it = out.in_flight.begin(); it != out.in_flight.end();) {
       if (now - it->second.sent_ms >= forget_ms) {
+        sent_to_.erase(it->second.core_id * kMaxVnodesPerProcess + it->second.vnode);
         it = out.in_flight.erase(it);  // long timed out in the core
       } else {
         oldest_ms = std::min(oldest_ms, it->second.sent_ms);

@@ -123,6 +123,9 @@ class NodeRuntime final {
   // Feeds vnode i one input, then carries out its Ready.
   void Step(size_t i, const std::function<void(ChordNode&, const Clock&)>& input);
   void CarryOut(size_t i, Ready ready);
+  // Vnode i stopped waiting for these requests: a connection that has been silent since one
+  // of them was sent is closed, so that nothing still queued on it reaches the peer late.
+  void DropStalled(size_t i, const std::vector<uint64_t>& expired);
   void ArmWake(size_t i, const std::optional<uint64_t>& wake_at_ms);
   void SendRequest(size_t i, const std::string& ring_addr, wire::Envelope request);
   void SendReply(uint64_t to, const wire::Envelope& reply);
@@ -163,6 +166,9 @@ class NodeRuntime final {
   std::unique_ptr<MetricsServer> metrics_;                // null without a metrics address
   std::unordered_map<uint64_t, TcpConnection*> inbound_;  // by connection id (ReplyToken)
   std::unordered_map<std::string, Outbound> outbound_;    // by peer process address
+  // Where each vnode's requests went: (core id * kMaxVnodesPerProcess + vnode) -> (peer
+  // address, runtime request id), while they are in flight.
+  std::unordered_map<uint64_t, std::pair<std::string, uint64_t>> sent_to_;
   uint64_t next_connection_id_ = 1;
   uint64_t next_request_id_ = 1;
   uint64_t last_refusal_log_ms_ = 0;

@@ -122,6 +122,22 @@ void TcpConnection::Close(const Status& why) {
   if (on_close_) on_close_(this, why);
 }
 
+void TcpConnection::Abort(const Status& why) {
+  if (closing_) return;
+  if (connected_) {
+    closing_ = true;
+    pending_.clear();
+    // A reset instead of a FIN: unsent bytes go with it. Falls back to a plain close where
+    // the socket cannot be reset (it is already closing).
+    if (uv_tcp_close_reset(&tcp_, &TcpConnection::OnClosed) != 0) {
+      uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &TcpConnection::OnClosed);
+    }
+    if (on_close_) on_close_(this, why);
+    return;
+  }
+  Close(why);
+}
+
 void TcpConnection::Discard() {
   closing_ = true;
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &TcpConnection::OnClosed);

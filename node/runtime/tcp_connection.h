@@ -64,6 +64,9 @@ class TcpConnection {
   // Closes the connection (idempotent). Queued writes are dropped; the close callback runs
   // before Close() returns; the object is deleted on a later loop iteration.
   void Close(const Status& why = Status::Ok());
+  // Closes with a reset: what the kernel still holds to send is discarded, not delivered
+  // after we have given up on it. Otherwise like Close.
+  void Abort(const Status& why);
 
   uint64_t id() const { return id_; }
   const std::string& peer() const { return peer_; }

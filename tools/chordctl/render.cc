@@ -66,6 +66,8 @@ nlohmann::json StatusJson(const wire::StatusResponse& status) {
   for (const auto& s : status.successors()) successors.push_back(NodeJson(s));
   nlohmann::json fingers = nlohmann::json::array();
   for (const auto& f : status.fingers()) fingers.push_back(NodeJson(f));
+  nlohmann::json members = nlohmann::json::array();
+  for (const auto& m : status.known_members()) members.push_back(NodeJson(m));
   return nlohmann::json{{"id", HexOfIdBytes(status.self().id())},
                         {"addr", status.self().addr()},
                         {"predecessor", NodeJson(status.predecessor())},
@@ -80,6 +82,8 @@ nlohmann::json StatusJson(const wire::StatusResponse& status) {
                         {"stabilize_rounds", status.stabilize_rounds()},
                         {"replicas", status.replicas()},
                         {"tombstones", status.tombstones()},
+                        {"known_members", std::move(members)},
+                        {"ring_merges", status.ring_merges()},
                         {"data", DataCountersJson(status.data())}};
 }
 
@@ -103,11 +107,14 @@ nlohmann::json RingJson(const RingView& view) {
         {"state", s.leaving() ? "Leaving" : (s.joined() ? "Up" : "Joining")},
     });
   }
-  return nlohmann::json{{"nodes", std::move(nodes)},
-                        {"consistent", view.consistent},
-                        {"problems", view.problems},
-                        {"total_keys", total_keys},
-                        {"total_replica_keys", total_replica_keys}};
+  nlohmann::json outside = nlohmann::json::array();
+  for (const RingNode& o : view.outside) {
+    outside.push_back(nlohmann::json{{"id", o.id.ToHex()}, {"addr", o.addr}});
+  }
+  return nlohmann::json{
+      {"nodes", std::move(nodes)},     {"consistent", view.consistent},
+      {"outside", std::move(outside)}, {"problems", view.problems},
+      {"total_keys", total_keys},      {"total_replica_keys", total_replica_keys}};
 }
 
 std::string DumpJson(const nlohmann::json& doc) {

@@ -88,6 +88,15 @@ RingVerdict CheckRing(const RingSurvey& survey) {
     }
   }
 
+  for (const RingNode& o : survey.walk.outside) {
+    std::string line = o.addr + " answers but is not in this ring";
+    if (!o.status.successors().empty()) {
+      line += " (its successor is " + PointerName(o.status.successors(0)) + ")";
+    }
+    errors.push_back(line +
+                     ": the network was or is split; the rings merge once their nodes reach "
+                     "each other again");
+  }
   for (const std::string& m : survey.malformed) errors.push_back(m);
   // Whatever else the walk itself found wrong (e.g. it never came back to its start).
   if (errors.empty() && !survey.walk.consistent) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "protocol/node_ref.h"
@@ -31,6 +32,46 @@ Result<RingNode> AskStatus(const std::string& addr, uint64_t timeout_ms) {
                                "\"; is it a chord-node of the same version?");
   }
   return RingNode{self->id, self->addr, std::move(status).value()};
+}
+
+// Remembered members are asked this many at a time.
+constexpr size_t kParallelProbes = 16;
+
+// Asks the members the walked nodes remember but the walk did not meet; those that answer as
+// joined members of a ring are outside this one.
+void FindOutsiders(RingView* view, uint64_t timeout_ms) {
+  std::set<Id> seen;
+  for (const RingNode& n : view->nodes) seen.insert(n.id);
+  std::vector<std::string> ask;
+  for (const RingNode& n : view->nodes) {
+    for (const wire::NodeInfo& m : n.status.known_members()) {
+      auto id = Id::FromBytes(m.id());
+      if (!id || m.addr().empty() || !seen.insert(*id).second) continue;
+      if (ask.size() < kMaxOutsideProbes) ask.push_back(m.addr());
+    }
+  }
+  std::map<Id, RingNode> outside;
+  for (size_t first = 0; first < ask.size(); first += kParallelProbes) {
+    const size_t count = std::min(kParallelProbes, ask.size() - first);
+    std::vector<std::optional<RingNode>> answers(count);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < count; ++i) {
+      threads.emplace_back([&, i] {
+        Result<RingNode> r = AskStatus(ask[first + i], timeout_ms);
+        if (r.ok() && r->status.joined()) answers[i] = std::move(r).value();
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (auto& a : answers) {
+      // A seed remembered without its vnode suffix answers as vnode 0: maybe on the ring.
+      if (a && std::none_of(view->nodes.begin(), view->nodes.end(),
+                            [&a](const RingNode& n) { return n.id == a->id; })) {
+        outside.emplace(a->id, std::move(*a));
+      }
+    }
+  }
+  for (auto& [id, node] : outside) view->outside.push_back(std::move(node));
+  if (!view->outside.empty()) view->consistent = false;
 }
 
 }  // namespace
@@ -102,6 +143,7 @@ Result<RingView> WalkRing(const std::string& start_addr, uint64_t timeout_ms) {
   for (auto& [id, node] : met) view.nodes.push_back(std::move(node));
   CheckRingPointers(&view);
   if (walk_problem) view.consistent = false;
+  FindOutsiders(&view, timeout_ms);
   return view;
 }
 

@@ -16,8 +16,9 @@
 
 namespace chord {
 
-// The most nodes one walk visits.
+// The most nodes one walk visits, and the most remembered members it then asks.
 inline constexpr int kMaxRingWalkSteps = 10000;
+inline constexpr size_t kMaxOutsideProbes = 1024;
 
 // One member met by the walk, with the status it reported.
 struct RingNode {
@@ -28,8 +29,11 @@ struct RingNode {
 
 struct RingView {
   std::vector<RingNode> nodes;        // every member met, sorted by id ascending
-  bool consistent = false;            // every pointer agrees with the ring order
+  bool consistent = false;            // every pointer agrees and no member is outside
   std::vector<std::string> problems;  // one readable sentence per disagreement
+  // Members that the nodes of this ring remember, that answer and are joined, but that the
+  // walk did not meet: another ring (a partition that has not healed), sorted by id.
+  std::vector<RingNode> outside;
 
   // The member before / after nodes[i] in ring order (wrapping). Requires i < nodes.size().
   const RingNode& RingPredecessor(size_t i) const {
@@ -40,8 +44,11 @@ struct RingView {
 
 // Walks the ring from `start_addr` (HOST:PORT), following each node's first successor; when a
 // successor cannot be reached, it is reported as a problem and the walk continues with the
-// next entry of the successor list. Each status call is bounded by `timeout_ms`, and the walk
-// by kMaxRingWalkSteps nodes. Fails only when the start node itself cannot be asked.
+// next entry of the successor list. Then it asks the members the walked nodes remember
+// (StatusResponse.known_members) that it did not meet, a few at a time: those that answer as
+// joined members are `outside`. Each status call is bounded by `timeout_ms`, the walk by
+// kMaxRingWalkSteps nodes and the members asked by kMaxOutsideProbes. Fails only when the
+// start node itself cannot be asked.
 Result<RingView> WalkRing(const std::string& start_addr, uint64_t timeout_ms);
 
 // Recomputes view->consistent from view->nodes (which must be sorted by id) and appends a

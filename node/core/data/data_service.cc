@@ -11,6 +11,8 @@ namespace {
 
 // NOT_OWNER hints a data operation follows directly before it looks the owner up again.
 constexpr int kMaxHintsFollowed = 4;
+// Bound on the nodes suspected at once.
+constexpr size_t kMaxSuspects = 256;
 
 }  // namespace
 
@@ -49,8 +51,19 @@ void DataService::Stamp(DataOp& op) {
   }
 }
 
-bool DataService::Suspected(const DataOp& op, const NodeRef& n) const {
-  return std::find(op.suspects.begin(), op.suspects.end(), n.id) != op.suspects.end();
+bool DataService::Suspected(const NodeRef& n) const {
+  auto it = suspects_.find(n.id);
+  return it != suspects_.end() && it->second > ctx_.now.mono_ms;
+}
+
+void DataService::Suspect(const NodeRef& n) {
+  if (suspects_.size() >= kMaxSuspects) {
+    for (auto it = suspects_.begin(); it != suspects_.end();) {
+      it = it->second <= ctx_.now.mono_ms ? suspects_.erase(it) : std::next(it);
+    }
+    if (suspects_.size() >= kMaxSuspects) return;
+  }
+  suspects_[n.id] = ctx_.now.mono_ms + ctx_.config.suspect_ms;
 }
 
 void DataService::Attempt(uint64_t id) {
@@ -76,16 +89,25 @@ void DataService::OnLookupDone(OpRef ref, const LookupOutcome& outcome) {
   if (!outcome.result.ok()) return Retry(ref.id, outcome.result.status().message());
   DataOp& op = it->second;
   op.hops = outcome.result->hops;
+  const NodeRef& owner = outcome.result->owner;
+  const std::vector<NodeRef>& after = outcome.result->successors;
+  if (Suspected(owner) && op.request.has_get() && replication_.policy().replicated()) {
+    // The owner did not answer a moment ago: read its copies on the next holders at once.
+    op.owner = owner;
+    return replication_.reads().ReadFallback(op.request.get().key(),
+                                             replication_.policy().HoldersAfter(owner, after),
+                                             Ref(kReplicas, ref.id));
+  }
   // The owner, or, while it is suspected, the first of its successors that is not: the node
   // that takes its range over.
-  std::vector<NodeRef> candidates{outcome.result->owner};
-  candidates.insert(candidates.end(), outcome.result->successors.begin(),
-                    outcome.result->successors.end());
+  std::vector<NodeRef> candidates{owner};
+  candidates.insert(candidates.end(), after.begin(), after.end());
   auto target = std::find_if(candidates.begin(), candidates.end(),
-                             [&](const NodeRef& n) { return !Suspected(op, n); });
+                             [&](const NodeRef& n) { return !Suspected(n); });
   if (target == candidates.end()) {
     return Retry(ref.id, "the key's owner and the nodes after it did not answer");
   }
+  op.suspect = target == candidates.begin() ? std::nullopt : std::optional<Id>((target - 1)->id);
   op.owner_successors.assign(target + 1, candidates.end());
   SendTo(ref.id, *target);
 }
@@ -94,12 +116,12 @@ void DataService::SendTo(uint64_t id, const NodeRef& owner) {
   DataOp& op = ops_[id];
   op.owner = owner;
   // The node after a suspected owner is told, so that it checks its predecessor now.
-  const std::string suspect = op.suspects.empty() ? std::string() : op.suspects.back().ToBytes();
+  const std::string suspect = op.suspect ? op.suspect->ToBytes() : std::string();
   if (op.request.has_put()) op.request.mutable_put()->set_suspect(suspect);
   if (op.request.has_get()) op.request.mutable_get()->set_suspect(suspect);
   if (op.request.has_del()) op.request.mutable_del()->set_suspect(suspect);
   if (owner == ctx_.self()) {
-    if (!op.suspects.empty()) membership_.Suspect(op.suspects.back());
+    if (op.suspect) membership_.Suspect(*op.suspect);
     return owner_.Serve(op.request, Ref(kLocal, id));
   }
   // A write waits for its replicas (in parallel, each up to one RPC timeout).
@@ -118,7 +140,7 @@ void DataService::OnForwarded(uint64_t id, const wire::Envelope* response) {
   const NodeRef owner = op.owner;
   if (response == nullptr) {
     ctx_.ring.DropFinger(owner);
-    if (!Suspected(op, owner)) op.suspects.push_back(owner.id);
+    Suspect(owner);
     if (op.request.has_get() && replication_.policy().replicated() &&
         !op.owner_successors.empty()) {
       // Read the copies on the next members of the replica set instead.
@@ -129,6 +151,7 @@ void DataService::OnForwarded(uint64_t id, const wire::Envelope* response) {
     }
     return Retry(id, "the key's owner " + owner.addr + " did not answer");
   }
+  suspects_.erase(owner.id);  // it answers
   if (!response->has_data_resp()) {
     return Retry(id, "the key's owner " + owner.addr + " sent an unexpected answer");
   }
@@ -169,9 +192,10 @@ void DataService::OnAnswer(uint64_t id, wire::DataResponse response) {
   // naming a node that did not answer is not followed.
   if (response.code() == wire::NOT_OWNER && response.has_hint() &&
       op.hints_followed < kMaxHintsFollowed) {
-    if (auto hint = NodeRef::FromWire(response.hint()); hint && !Suspected(op, *hint)) {
+    if (auto hint = NodeRef::FromWire(response.hint()); hint && !Suspected(*hint)) {
       ++op.hints_followed;
       op.hint = *hint;
+      op.suspect.reset();
       op.owner_successors.clear();  // they were the previous candidate's
       return Attempt(id);
     }

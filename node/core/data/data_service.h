@@ -3,9 +3,10 @@
 // forwards the request to it marked `direct` (or serves it itself through the OwnerService);
 // a NOT_OWNER answer that names a better node is followed a few times, then it is back to
 // lookups with doubling back-off until data_deadline_ms. An owner that does not answer is
-// suspected for the rest of the request: a get reads the next holders of the key's copies at
-// once, and a write goes to the owner's successor, marked with the suspect, so that the
-// successor checks its predecessor now and takes the range over as soon as it is found dead.
+// suspected by this node for suspect_ms (or until it answers again): meanwhile a get reads
+// the next holders of the key's copies at once, and a write goes to the owner's successor,
+// marked with the suspect, so that the successor checks its predecessor now and takes the
+// range over as soon as it is found dead. Only the first request pays the timeout.
 // A write that lost to a newer one while its client waits is retried under a new version.
 // Each request is a DataOp owned here; the answer goes back to the client. Called by the
 // ChordNode; node's thread.
@@ -61,8 +62,8 @@ class DataService {
     int hops = 0;
     int hints_followed = 0;
     int restamps = 0;                       // new versions after losing to newer writes
-    std::vector<Id> suspects;               // nodes that did not answer this request
     std::optional<NodeRef> hint;            // where to send the next attempt, skipping the lookup
+    std::optional<Id> suspect;              // the suspected node the current target follows
     NodeRef owner;                          // where the current attempt went
     std::vector<NodeRef> owner_successors;  // after the owner, from the last lookup
   };
@@ -71,7 +72,8 @@ class DataService {
   void Attempt(uint64_t id);
   // Gives a write its version (a new one on each call).
   void Stamp(DataOp& op);
-  bool Suspected(const DataOp& op, const NodeRef& n) const;
+  bool Suspected(const NodeRef& n) const;
+  void Suspect(const NodeRef& n);
   void SendTo(uint64_t id, const NodeRef& owner);
   void OnForwarded(uint64_t id, const wire::Envelope* response);
   // The owner's answer (or a replica read's): done, or NOT_OWNER/SHUTTING_DOWN to follow.
@@ -86,6 +88,8 @@ class DataService {
   OwnerService& owner_;
   Replication& replication_;
   std::unordered_map<uint64_t, DataOp> ops_;
+  // Nodes that did not answer a forwarded request, until when they are passed over.
+  std::unordered_map<Id, uint64_t, IdHash> suspects_;
   uint64_t next_id_ = 1;
 };
 

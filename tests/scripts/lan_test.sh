@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# The LAN test bed end to end (scripts/lan.sh): 7 nodes in their own network namespaces with
+# R = 3, writers recording every acknowledged write (chord-lancheck) while
+#   1. three ring-adjacent nodes are cut off from the other four for 10 s: `chordctl check`
+#      must say [ERR] on both sides while the ring is split and [OK] within 30 s of the heal;
+#   2. a key's owner is paused (SIGSTOP) for 8 s while A and then B are written through other
+#      nodes: once it runs again every node must read B;
+#   3. a node is killed and restarted on its data;
+# and after each, no acknowledged write may be lost or read older than acknowledged.
+# Needs root and network namespaces; exits 77 (skipped) with the reason otherwise.
+# Usage: lan_test.sh BUILD_DIR
+set -euo pipefail
+
+BUILD="$(cd "${1:?usage: lan_test.sh BUILD_DIR}" && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+LAN="$ROOT/scripts/lan.sh"
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "skipped: network namespaces need root (CI runs as root)"
+  exit 77
+fi
+if ! command -v ip >/dev/null || ! ip netns add "chordprobe$$" 2>/dev/null; then
+  echo "skipped: this machine cannot create network namespaces"
+  exit 77
+fi
+ip netns del "chordprobe$$"
+
+export CHORD_BIN_DIR="$BUILD"
+export CHORD_RUN_DIR
+CHORD_RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/chord-lan.XXXXXX")"
+export CHORD_LAN_TAG="t$(printf '%04d' $((RANDOM % 10000)))"
+export CHORD_NODE_ARGS="--memory --stabilize-ms 300"
+CHECK="$BUILD/tools/chord-lancheck"
+WRITER_PID=""
+
+cleanup() {
+  local rc=$?
+  [[ -n "$WRITER_PID" ]] && kill "$WRITER_PID" 2>/dev/null || true
+  "$LAN" down >/dev/null 2>&1 || true
+  if [[ $rc -ne 0 ]]; then
+    echo "---- node logs (tails) in $CHORD_RUN_DIR"
+    for f in "$CHORD_RUN_DIR"/nodes/*/log; do echo "== $f"; tail -n 15 "$f"; done
+  else
+    rm -rf "$CHORD_RUN_DIR"
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+N=7
+"$LAN" up $N
+ADDRS=$("$LAN" addrs)
+NODES=()
+for a in ${ADDRS//,/ }; do NODES+=(--node "$a"); done
+
+# Node numbers in ring order (by SHA-1 of the address), computed here.
+mapfile -t ORDER < <(for ((i = 0; i < N; i++)); do
+  printf '%s %d\n' "$(printf '10.77.0.%d:4000' $((10 + i)) | sha1sum | cut -c1-40)" "$i"
+done | sort | awk '{print $2}')
+
+wait_ok() {  # wait_ok SECONDS: until `chordctl check` says [OK]; prints the time taken
+  local limit=$1 start=$SECONDS
+  while ((SECONDS - start < limit)); do
+    if "$LAN" ctl check >/dev/null 2>&1; then
+      echo $((SECONDS - start))
+      return 0
+    fi
+    sleep 0.2
+  done
+  return 1
+}
+
+start_writers() {  # start_writers SECONDS LOG
+  "$LAN" hub "$CHECK" write "${NODES[@]}" --seconds "$1" --out "$2" >"$2.out" 2>&1 &
+  WRITER_PID=$!
+}
+
+finish_writers() {  # finish_writers LOG: waits for the writers, then verifies their log
+  wait "$WRITER_PID" || fail "the writers failed: $(cat "$1.out")"
+  WRITER_PID=""
+  cat "$1.out"
+  wait_ok 30 >/dev/null || fail "the ring is not consistent: $("$LAN" ctl check || true)"
+  sleep 5  # anti-entropy puts the copies in place
+  "$LAN" hub "$CHECK" verify "${NODES[@]}" --acks "$1" || fail "acknowledged writes were lost"
+}
+
+wait_ok 30 >/dev/null || fail "the ring did not form: $("$LAN" ctl check || true)"
+
+echo "== 1. partition of three ring-adjacent nodes from the other four for 10 s"
+A="${ORDER[0]},${ORDER[1]},${ORDER[2]}"
+B="${ORDER[3]},${ORDER[4]},${ORDER[5]},${ORDER[6]}"
+start_writers 30 "$CHORD_RUN_DIR/acks-partition"
+sleep 5
+"$LAN" partition "$A" "$B"
+sleep 8
+for side in "${ORDER[0]}" "${ORDER[3]}"; do
+  out=$("$LAN" ctl --node "$(printf '10.77.0.%d:4000' $((10 + side)))" check 2>&1) &&
+    fail "check says OK on a split ring (from node $side): $out"
+  grep -q "answers but is not in this ring" <<<"$out" ||
+    fail "check from node $side does not name the other ring: $out"
+done
+echo "check sees the split from both sides"
+sleep 2
+"$LAN" heal
+t=$(wait_ok 30) || fail "the ring did not heal within 30 s: $("$LAN" ctl check || true)"
+echo "one ring again ${t} s after the heal (checked every 0.2 s)"
+finish_writers "$CHORD_RUN_DIR/acks-partition"
+
+echo "== 2. the owner of a key paused for 8 s while A, then B, are written through others"
+owner=$("$LAN" ctl lookup late-key --json | sed -n 's/.*"addr": *"\([^"]*\)".*/\1/p' | head -1)
+victim=$(( $(cut -d: -f1 <<<"${owner#10.77.0.}") - 10 ))
+others=()
+for ((i = 0; i < N; i++)); do ((i == victim)) || others+=("$i"); done
+a_node=$(printf '10.77.0.%d:4000' $((10 + others[0])))
+b_node=$(printf '10.77.0.%d:4000' $((10 + others[1])))
+start_writers 20 "$CHORD_RUN_DIR/acks-pause"
+"$LAN" ctl --node "$a_node" put late-key v0 >/dev/null || fail "put v0"
+"$LAN" pause "$victim"
+"$LAN" ctl --node "$a_node" put late-key A >/dev/null || fail "put A with the owner paused"
+"$LAN" ctl --node "$b_node" put late-key B >/dev/null || fail "put B with the owner paused"
+sleep 8
+"$LAN" resume "$victim"
+sleep 4
+for ((i = 0; i < N; i++)); do
+  v=$("$LAN" ctl --node "$(printf '10.77.0.%d:4000' $((10 + i)))" get late-key) ||
+    fail "get late-key through node $i"
+  [[ "$v" == "B" ]] || fail "node $i reads \"$v\" for late-key, not the newest acknowledged B"
+done
+echo "every node reads B after the owner ran again"
+finish_writers "$CHORD_RUN_DIR/acks-pause"
+
+echo "== 3. a node killed and restarted while writing"
+start_writers 15 "$CHORD_RUN_DIR/acks-kill"
+sleep 3
+"$LAN" kill "${ORDER[4]}"
+sleep 4
+"$LAN" restart "${ORDER[4]}"
+finish_writers "$CHORD_RUN_DIR/acks-kill"
+echo "LAN test passed"
