@@ -40,6 +40,8 @@ class FrameDecoder {
 
   const std::string& error() const { return error_; }
   size_t buffered() const { return buffer_.size() - consumed_; }
+  // A new bound for the frames still to come (e.g. once the peer is known to be a client).
+  void set_max_frame_bytes(uint32_t max_frame_bytes) { max_frame_bytes_ = max_frame_bytes; }
 
  private:
   uint32_t max_frame_bytes_;

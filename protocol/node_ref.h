@@ -21,11 +21,12 @@ struct NodeRef {
   // The id a node listening on `addr` must have.
   static NodeRef ForAddress(const std::string& addr) { return NodeRef{Id::Sha1(addr), addr}; }
 
-  // Parses and authenticates a wire NodeInfo: nullopt when the id is malformed or is not
-  // SHA-1 of the address.
+  // Parses and authenticates a wire NodeInfo: nullopt when the address is not a canonical
+  // ring address (ring_address.h) or the id is not SHA-1 of it.
   static std::optional<NodeRef> FromWire(const wire::NodeInfo& info) {
+    if (!IsCanonicalRingAddress(info.addr())) return std::nullopt;
     auto id = Id::FromBytes(info.id());
-    if (!id || info.addr().empty() || Id::Sha1(info.addr()) != *id) return std::nullopt;
+    if (!id || Id::Sha1(info.addr()) != *id) return std::nullopt;
     return NodeRef{*id, info.addr()};
   }
 

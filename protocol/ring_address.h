@@ -29,6 +29,15 @@ inline std::string_view ProcessAddress(std::string_view ring_addr) {
   return ring_addr.substr(0, ring_addr.find('#'));
 }
 
+// The largest number of ring positions (vnodes) one process may have.
+inline constexpr int kMaxVnodesPerProcess = 64;
+
+// Whether `addr` is spelled the one way a ring position may be: "A.B.C.D:PORT" with decimal
+// octets and port without leading zeros (port 1..65535), optionally "#i" with i below
+// kMaxVnodesPerProcess, also without leading zeros. Every other spelling of an endpoint (an
+// alias) would give it another id, so it is refused.
+bool IsCanonicalRingAddress(std::string_view addr);
+
 // The ring address of vnode i of the process listening on `listen_addr`: `listen_addr` itself
 // when the process runs one ring position, "listen_addr#i" otherwise.
 std::string VnodeAddress(std::string_view listen_addr, int vnodes, int i);

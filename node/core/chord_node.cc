@@ -4,6 +4,7 @@
 #include <utility>
 #include <variant>
 
+#include "node/core/admission.h"
 #include "protocol/messages.h"
 
 namespace chord {
@@ -62,10 +63,14 @@ void ChordNode::Leave(const Clock& now) {
   Settle();
 }
 
-void ChordNode::OnRequest(const Clock& now, ReplyToken from, const wire::Envelope& request) {
+void ChordNode::OnRequest(const Clock& now, ReplyToken from, const wire::Envelope& request,
+                          const Sender& sender) {
   Begin(now);
   const uint64_t deadline = request.deadline_unix_ms();
-  if (deadline != 0 && now.wall_ms > deadline + ctx_.config.max_clock_skew_ms) {
+  if (std::string problem = AdmissionProblem(sender, request); !problem.empty()) {
+    ++ctx_.counters.requests_refused;
+    ctx_.out.Reply(from, request.request_id(), msg::Error(wire::FORBIDDEN, std::move(problem)));
+  } else if (deadline != 0 && now.wall_ms > deadline + ctx_.config.max_clock_skew_ms) {
     // Its sender gave up on it long ago: acting on it now could only do harm.
     ++ctx_.counters.requests_expired;
     ctx_.out.Reply(from, request.request_id(),
@@ -74,7 +79,7 @@ void ChordNode::OnRequest(const Clock& now, ReplyToken from, const wire::Envelop
                                   " ms after its deadline and was not served; if this repeats, "
                                   "check that the nodes' clocks agree"));
   } else {
-    Dispatch(from, request);
+    Dispatch(from, request, sender);
   }
   Settle();
 }
@@ -157,7 +162,7 @@ void ChordNode::Settle() {
     } else if (ctx_.out.has_loopback()) {
       Outbox::Loopback l = ctx_.out.TakeLoopback();
       if (!l.is_reply) {
-        Dispatch(Outbox::kLoopbackToken, l.envelope);
+        Dispatch(Outbox::kLoopbackToken, l.envelope, Sender{});
       } else if (auto op = ctx_.out.Complete(l.envelope.request_id(), /*answered=*/true)) {
         DeliverRpc(*op, &l.envelope);
       }
@@ -169,7 +174,7 @@ void ChordNode::Settle() {
   unsettled_ = true;
 }
 
-void ChordNode::Dispatch(ReplyToken from, const wire::Envelope& request) {
+void ChordNode::Dispatch(ReplyToken from, const wire::Envelope& request, const Sender& sender) {
   using B = wire::Envelope::BodyCase;
   switch (request.body_case()) {
     case B::kGetState:
@@ -185,7 +190,8 @@ void ChordNode::Dispatch(ReplyToken from, const wire::Envelope& request) {
     case B::kTransfer:
       return hand_over_.HandleTransfer(from, request);
     case B::kLeave:
-      return membership_.HandleLeave(from, request);
+      // Admission has checked that a member speaks for itself: a member's notice is its own.
+      return membership_.HandleLeave(from, request, sender.role == Sender::Role::kMember);
     case B::kMergeHint:
       return membership_.HandleMergeHint(from, request);
     case B::kPut:

@@ -33,6 +33,7 @@
 #include "node/core/node_metrics.h"
 #include "node/core/node_status.h"
 #include "node/core/ready.h"
+#include "protocol/sender.h"
 #include "node/core/replication/replication.h"
 #include "node/storage/store.h"
 #include "protocol/chord.pb.h"
@@ -58,7 +59,9 @@ class ChordNode {
   // Graceful leave: stop maintenance, hand every record to the successor, tell the
   // neighbours; Ready::left says when it is done (also when the hand-off failed).
   void Leave(const Clock& now);
-  void OnRequest(const Clock& now, ReplyToken from, const wire::Envelope& request);
+  // `sender` is who the driver authenticated the request as (unchecked without TLS).
+  void OnRequest(const Clock& now, ReplyToken from, const wire::Envelope& request,
+                 const Sender& sender = Sender{});
   void OnResponse(const Clock& now, const wire::Envelope& response);
   void OnSendFailed(const Clock& now, uint64_t request_id);
   // Runs what is due by now: RPC deadlines, the periodic round, retries.
@@ -108,7 +111,7 @@ class ChordNode {
   // Serves what the step left behind: completions, then loopback messages, until none is
   // left (or a bound is reached; then Ready::wake_at_ms asks for a Tick right away).
   void Settle();
-  void Dispatch(ReplyToken from, const wire::Envelope& request);
+  void Dispatch(ReplyToken from, const wire::Envelope& request, const Sender& sender);
   void DeliverRpc(OpRef op, const wire::Envelope* response);
   void Deliver(Completion completion);
   void DeliverLookup(OpRef op, LookupOutcome outcome);

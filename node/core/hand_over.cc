@@ -129,8 +129,8 @@ void HandOver::HandleTransfer(ReplyToken from, const wire::Envelope& request) {
     return ctx_.out.Reply(from, request.request_id(), std::move(reply));
   }
   for (const auto& rec : t.records()) {
-    if (!KeyProblem(rec.key()).empty()) continue;
     Status s = ctx_.records.StoreIfNewer(Id::Sha1(rec.key()), rec);
+    if (s.code() == Status::Code::kInvalidArgument) continue;  // outside the limits: dropped
     if (!s.ok()) {
       r->set_code(wire::UNAVAILABLE);
       ctx_.Log(LogLevel::kError, "cannot store handed-over keys: " + s.message());

@@ -28,7 +28,7 @@ struct NodeContext {
   NodeContext(const NodeConfig& cfg, NodeRef self, Store* store, uint64_t seed)
       : config(cfg),
         ring(std::move(self), cfg.successors),
-        records(store, &versions),
+        records(store, &versions, &config, &now),
         out(&ring.self, &now, &metrics, &counters),
         rng(seed) {}
   NodeContext(const NodeContext&) = delete;

@@ -25,6 +25,7 @@ struct NodeCounters {
   uint64_t keys_dropped = 0;         // records erased once their holders confirmed them
   uint64_t tombstones_purged = 0;
   uint64_t requests_expired = 0;  // requests refused for arriving after their deadline
+  uint64_t requests_refused = 0;  // requests refused for the sender's credentials
 };
 
 }  // namespace chord

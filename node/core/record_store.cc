@@ -1,13 +1,38 @@
 #include "node/core/record_store.h"
 
 #include "node/core/record_order.h"
+#include "protocol/limits.h"
 
 namespace chord {
 
+bool RecordStore::VersionPlausible(uint64_t version) const {
+  return VersionWallMs(version) <= now_->wall_ms + config_->max_clock_skew_ms;
+}
+
+std::string RecordStore::RecordProblem(const wire::Record& rec) const {
+  if (std::string p = KeyProblem(rec.key()); !p.empty()) return p;
+  if (std::string p = ValueProblem(rec.value().size(), config_->max_value_bytes); !p.empty()) {
+    return p;
+  }
+  if (!VersionPlausible(rec.version())) {
+    return "the record's version lies " +
+           std::to_string(VersionWallMs(rec.version()) - now_->wall_ms) +
+           " ms ahead of this node's clock; versions are refused more than " +
+           std::to_string(config_->max_clock_skew_ms) + " ms ahead";
+  }
+  if (!rec.writer().empty() && rec.writer().size() != static_cast<size_t>(Id::kBytes)) {
+    return "the record's writer is not a 20-byte id";
+  }
+  return "";
+}
+
 Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool* stored,
                                  wire::Record* kept) {
-  clock_->Observe(rec.version());
   if (stored != nullptr) *stored = false;
+  if (std::string problem = RecordProblem(rec); !problem.empty()) {
+    return Status::InvalidArgument(std::move(problem));
+  }
+  clock_->Observe(rec.version());
   wire::Record old;
   Status s = store_->Get(key_id, rec.key(), &old);
   if (s.ok()) {

@@ -1,5 +1,6 @@
 // RecordStore: the core's view of the Store, with the rules every part applies to records:
-// last-writer-wins stores (RecordNewer decides), erasing a batch of records only where they
+// no record is stored that breaks the data limits, whoever sent it (key and value sizes, a
+// version from the future, a malformed writer); last-writer-wins stores (RecordNewer decides), erasing a batch of records only where they
 // are still the versions that were sent or confirmed, pages of a range that resume after a
 // key id, and counts of live records. It feeds every version it stores to the VersionClock.
 // Not thread-safe; the node's thread only.
@@ -11,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "node/core/node_config.h"
+#include "node/core/ready.h"
 #include "node/core/ring_state.h"
 #include "node/core/version_clock.h"
 #include "node/storage/store.h"
@@ -29,12 +32,21 @@ struct RecordStamp {
 
 class RecordStore {
  public:
-  RecordStore(Store* store, VersionClock* clock) : store_(store), clock_(clock) {}
+  RecordStore(Store* store, VersionClock* clock, const NodeConfig* config, const Clock* now)
+      : store_(store), clock_(clock), config_(config), now_(now) {}
 
   Store* store() const { return store_; }
 
+  // What is wrong with `rec` as a record to store (one sentence), or "": a key outside the
+  // limits, a value over max_value_bytes, a version more than max_clock_skew_ms ahead of this
+  // node's clock (the version clock could otherwise be pushed to wrap), a writer that is not
+  // an id.
+  std::string RecordProblem(const wire::Record& rec) const;
+  // Whether `version` is not ahead of this node's clock by more than the allowed skew.
+  bool VersionPlausible(uint64_t version) const;
   // Stores `rec` unless the record already there outranks it; then `*stored` is false and
-  // `*kept` (if given) is that record.
+  // `*kept` (if given) is that record. InvalidArgument, storing nothing, when RecordProblem
+  // finds something wrong with it.
   [[nodiscard]] Status StoreIfNewer(const Id& key_id, const wire::Record& rec,
                                     bool* stored = nullptr, wire::Record* kept = nullptr);
   // Erases each stamped record that is still at the stamped version (and, with
@@ -54,6 +66,8 @@ class RecordStore {
  private:
   Store* store_;
   VersionClock* clock_;
+  const NodeConfig* config_;
+  const Clock* now_;
 };
 
 // The stamps of the records of a page.

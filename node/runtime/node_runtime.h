@@ -38,8 +38,6 @@ struct uv_stream_s;
 
 namespace chord {
 
-inline constexpr int kMaxVnodesPerProcess = 64;
-
 class MetricsServer;
 class SignalWatcher;
 class TcpConnection;

@@ -198,6 +198,9 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
   counter("chord_requests_expired_total",
           "Requests from other nodes refused because they arrived after their deadline.",
           &NodeCounters::requests_expired);
+  counter("chord_requests_refused_total",
+          "Requests refused because the sender's credentials do not allow them.",
+          &NodeCounters::requests_refused);
   counter("chord_writes_coordinated_total", "Writes the vnode coordinated as the key's owner.",
           &NodeCounters::writes_replicated);
   return w.Take();

@@ -34,7 +34,7 @@ struct TcpConnection::ConnectRequest {
 TcpConnection::TcpConnection(uv_loop_t* loop, uint64_t id, Options options)
     : loop_(loop), tcp_{}, id_(id), options_(options), decoder_(options.max_frame_bytes) {
   tcp_.data = this;
-  last_read_ms_ = last_write_ms_ = uv_now(loop);
+  last_read_ms_ = last_write_ms_ = last_frame_ms_ = uv_now(loop);
 }
 
 TcpConnection* TcpConnection::Accept(uv_stream_t* server, uint64_t id, Options options,
@@ -61,6 +61,7 @@ TcpConnection* TcpConnection::Accept(uv_stream_t* server, uint64_t id, Options o
   }
   conn->connected_ = true;
   uv_tcp_nodelay(&conn->tcp_, 1);
+  if (options.tls != nullptr) conn->tls_ = std::make_unique<TlsSession>(*options.tls, true);
   if (!conn->StartReading(error)) {
     conn->Discard();
     return nullptr;
@@ -72,6 +73,8 @@ TcpConnection* TcpConnection::Connect(uv_loop_t* loop, const sockaddr_in& addr, 
                                       uint64_t id, Options options, std::string* error) {
   auto* conn = new TcpConnection(loop, id, options);
   conn->peer_ = std::move(peer);
+  if (options.tls != nullptr) conn->tls_ = std::make_unique<TlsSession>(*options.tls, false);
+  conn->dialed_ = true;
   int rc = uv_tcp_init(loop, &conn->tcp_);
   if (rc < 0) {
     delete conn;
@@ -98,25 +101,41 @@ void TcpConnection::SetCallbacks(FrameFn on_frame, CloseFn on_close) {
 
 bool TcpConnection::Write(std::string frame) {
   if (closing_) return false;
-  if (queued_bytes_ + frame.size() > options_.max_queued_bytes) {
+  if (queued_bytes() + frame.size() > options_.max_queued_bytes) {
     Close(Status::Aborted("more than " + std::to_string(options_.max_queued_bytes) +
                           " bytes are waiting to be written; the peer is not reading"));
     return false;
   }
-  queued_bytes_ += frame.size();
   last_write_ms_ = uv_now(loop_);
   if (!connected_) {
+    pending_bytes_ += frame.size();
     pending_.push_back(std::move(frame));
     return true;
   }
-  StartWrite(std::move(frame));
+  Send(std::move(frame));
   return !closing_;
+}
+
+void TcpConnection::Send(std::string frame) {
+  if (!tls_) return StartWrite(std::move(frame));
+  std::string cipher;
+  Status s = tls_->Send(frame, &cipher);
+  if (!s.ok()) return Close(s);
+  if (!cipher.empty()) StartWrite(std::move(cipher));
+}
+
+void TcpConnection::ReleaseBudgets() {
+  if (options_.output_budget != nullptr) options_.output_budget->Release(queued_bytes_);
+  queued_bytes_ = 0;
+  if (options_.input_budget != nullptr) options_.input_budget->Release(input_charged_);
+  input_charged_ = 0;
 }
 
 void TcpConnection::Close(const Status& why) {
   if (closing_) return;
   closing_ = true;
   pending_.clear();
+  ReleaseBudgets();
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &TcpConnection::OnClosed);
   // on_frame_ is left in place (it may be the caller) but is never called again.
   if (on_close_) on_close_(this, why);
@@ -127,6 +146,7 @@ void TcpConnection::Abort(const Status& why) {
   if (connected_) {
     closing_ = true;
     pending_.clear();
+    ReleaseBudgets();
     // A reset instead of a FIN: unsent bytes go with it. Falls back to a plain close where
     // the socket cannot be reset (it is already closing).
     if (uv_tcp_close_reset(&tcp_, &TcpConnection::OnClosed) != 0) {
@@ -153,14 +173,21 @@ bool TcpConnection::StartReading(std::string* error) {
   return true;
 }
 
-void TcpConnection::StartWrite(std::string frame) {
-  auto* write = new WriteRequest{{}, this, std::move(frame)};
+void TcpConnection::StartWrite(std::string data) {
+  if (options_.output_budget != nullptr && !options_.output_budget->Charge(data.size())) {
+    return Close(Status::Aborted("the node already holds " +
+                                 std::to_string(options_.output_budget->used()) +
+                                 " bytes of unsent output for slow readers; dropping this one"));
+  }
+  queued_bytes_ += data.size();
+  auto* write = new WriteRequest{{}, this, std::move(data)};
   write->req.data = write;
   uv_buf_t buf = uv_buf_init(write->data.data(), static_cast<unsigned>(write->data.size()));
   const int rc = uv_write(&write->req, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1,
                           &TcpConnection::OnWrite);
   if (rc < 0) {
     queued_bytes_ -= write->data.size();
+    if (options_.output_budget != nullptr) options_.output_budget->Release(write->data.size());
     delete write;
     Close(Status::IoError(UvError("cannot write", rc)));
   }
@@ -184,27 +211,74 @@ void TcpConnection::HandleRead(ssize_t nread, const uv_buf_t* buf) {
   }
   if (nread == 0) return;  // EAGAIN
   last_read_ms_ = uv_now(loop_);
-  decoder_.Feed(std::string_view(buf->base, static_cast<size_t>(nread)));
+  const std::string_view bytes(buf->base, static_cast<size_t>(nread));
+  if (!tls_) return Deliver(bytes);
+  const bool was_established = tls_->established();
+  std::string plain;
+  std::string out;
+  Status s = tls_->Receive(bytes, &plain, &out);
+  if (!out.empty()) StartWrite(std::move(out));
+  if (!s.ok()) {
+    return Close(s.code() == Status::Code::kAborted ? Status::Ok() : s);  // an orderly TLS close
+  }
+  if (!was_established && tls_->established()) OnEstablished();
+  if (!closing_ && !plain.empty()) Deliver(plain);
+}
+
+void TcpConnection::OnEstablished() {
+  const PeerIdentity& peer = tls_->peer();
+  if (dialed_ && (peer.role != Sender::Role::kMember || peer.member_addr != peer_)) {
+    // Only the member we dialed may answer for that address.
+    return Close(Status::InvalidArgument(
+        "the node at " + peer_ + " presented a certificate for " +
+        (peer.role == Sender::Role::kMember ? "the member " + peer.member_addr
+                                            : std::string("a client, not a member")) +
+        "; each member needs its own certificate naming its --listen address"));
+  }
+  if (peer.role != Sender::Role::kMember && peer.role != Sender::Role::kNobody) {
+    decoder_.set_max_frame_bytes(std::min(options_.max_frame_bytes, options_.client_max_frame_bytes));
+  }
+}
+
+void TcpConnection::Deliver(std::string_view plain) {
+  decoder_.Feed(plain);
   wire::Envelope envelope;
-  while (!closing_) {
+  bool more = true;
+  while (more && !closing_) {
     switch (decoder_.Next(&envelope)) {
       case FrameDecoder::Result::kNeedMore:
-        return;
+        more = false;
+        break;
       case FrameDecoder::Result::kError:
-        Close(Status::InvalidArgument(decoder_.error()));
-        return;
+        return Close(Status::InvalidArgument(decoder_.error()));
       case FrameDecoder::Result::kFrame:
+        last_frame_ms_ = uv_now(loop_);
         if (on_frame_) on_frame_(this, envelope);
         break;
     }
   }
+  if (closing_) return;
+  // What waits for the rest of its frame counts against the node-wide input budget.
+  const size_t buffered = decoder_.buffered();
+  partial_since_ms_ = buffered == 0 ? 0 : (partial_since_ms_ == 0 ? uv_now(loop_) : partial_since_ms_);
+  if (options_.input_budget == nullptr) return;
+  if (buffered > input_charged_ && !options_.input_budget->Charge(buffered - input_charged_)) {
+    return Close(Status::Aborted("the node already holds " +
+                                 std::to_string(options_.input_budget->used()) +
+                                 " bytes of unfinished frames; this connection's is dropped"));
+  }
+  if (buffered < input_charged_) options_.input_budget->Release(input_charged_ - buffered);
+  input_charged_ = buffered;
 }
 
 void TcpConnection::OnWrite(uv_write_t* req, int status) {
   std::unique_ptr<WriteRequest> write(static_cast<WriteRequest*>(req->data));
   TcpConnection* conn = write->conn;  // alive: deletion waits for the close callback
-  if (status == UV_ECANCELED || conn->closing_) return;
+  if (status == UV_ECANCELED || conn->closing_) return;  // Close released the budget
   conn->queued_bytes_ -= write->data.size();
+  if (conn->options_.output_budget != nullptr) {
+    conn->options_.output_budget->Release(write->data.size());
+  }
   if (status < 0) conn->Close(Status::IoError(UvError("write failed", status)));
 }
 
@@ -228,11 +302,18 @@ void TcpConnection::HandleConnect(int status) {
     Close(Status::IoError(error));
     return;
   }
+  if (tls_) {
+    std::string hello;
+    Status s = tls_->Start(&hello);
+    if (!hello.empty()) StartWrite(std::move(hello));
+    if (!s.ok()) return Close(s);
+  }
   std::deque<std::string> pending = std::move(pending_);
   pending_.clear();
+  pending_bytes_ = 0;
   for (std::string& frame : pending) {
     if (closing_) return;
-    StartWrite(std::move(frame));  // already counted in queued_bytes_ by Write
+    Send(std::move(frame));
   }
 }
 

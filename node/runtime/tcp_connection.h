@@ -1,9 +1,11 @@
 // TcpConnection: one TCP connection carrying length-prefixed Envelope frames, either accepted
-// by the listener or dialed to a peer. Incoming bytes go through a FrameDecoder and every
-// decoded envelope is handed to the frame callback; outgoing frames are queued until the
-// connection is up and then written with uv_write, their bytes kept alive until libuv is done
-// with them. A malformed or oversized frame, a socket error, end of stream or more than
-// `max_queued_bytes` waiting to be written closes the connection.
+// by the listener or dialed to a peer, in the clear or inside TLS (a TlsSession: mutual TLS
+// 1.3; a dialed connection must find the member it dialed behind the certificate). Incoming
+// bytes go through a FrameDecoder and every decoded envelope is handed to the frame callback;
+// outgoing frames are queued until the connection is up and then written with uv_write, their
+// bytes kept alive until libuv is done with them. A malformed or oversized frame, a socket or
+// TLS error, end of stream, more than `max_queued_bytes` waiting to be written, or a node-wide
+// budget of buffered input or queued output running out closes the connection.
 //
 // Lifetime: created on the heap by Accept/Connect and deleted by itself in its uv close
 // callback after Close(); the owner keeps a raw pointer and forgets it when the close
@@ -22,6 +24,10 @@
 #include <functional>
 #include <string>
 
+#include <memory>
+
+#include "node/runtime/byte_budget.h"
+#include "protocol/tls_session.h"
 #include "protocol/base/status.h"
 #include "protocol/chord.pb.h"
 #include "protocol/frame.h"
@@ -32,7 +38,11 @@ class TcpConnection {
  public:
   struct Options {
     uint32_t max_frame_bytes = kDefaultMaxFrameBytes;
+    uint32_t client_max_frame_bytes = kDefaultMaxFrameBytes;  // once the peer is a client
     size_t max_queued_bytes = size_t{64} << 20;
+    const TlsContext* tls = nullptr;  // null: in the clear
+    ByteBudget* input_budget = nullptr;   // node-wide: input of frames not yet complete
+    ByteBudget* output_budget = nullptr;  // node-wide: output not yet written
   };
   // Called for every decoded frame while the connection is open.
   using FrameFn = std::function<void(TcpConnection* conn, const wire::Envelope& envelope)>;
@@ -49,6 +59,7 @@ class TcpConnection {
   // connection is established are queued. Returns nullptr (and cleans up) if the attempt
   // could not even be started, with the reason in *error; later failures close the
   // connection through the close callback.
+  // With TLS the peer's certificate must name `peer` as a member.
   static TcpConnection* Connect(uv_loop_t* loop, const sockaddr_in& addr, std::string peer,
                                 uint64_t id, Options options, std::string* error);
 
@@ -72,10 +83,20 @@ class TcpConnection {
   const std::string& peer() const { return peer_; }
   bool closing() const { return closing_; }
   bool connected() const { return connected_; }
-  size_t queued_bytes() const { return queued_bytes_; }
+  size_t queued_bytes() const {
+    return queued_bytes_ + pending_bytes_ + (tls_ ? tls_->waiting_bytes() : 0);
+  }
   // Loop time (ms) of the last byte read, and of the last read or write.
   uint64_t last_read_ms() const { return last_read_ms_; }
   uint64_t last_activity_ms() const { return std::max(last_read_ms_, last_write_ms_); }
+  // Loop time of the last complete frame received (or of the connection's start), and since
+  // when a frame has been arriving without completing (0: none is).
+  uint64_t last_frame_ms() const { return last_frame_ms_; }
+  uint64_t partial_since_ms() const { return partial_since_ms_; }
+  // Who the peer's certificate says it is; null in the clear or before the handshake is done.
+  const PeerIdentity* peer_identity() const {
+    return tls_ && tls_->established() ? &tls_->peer() : nullptr;
+  }
 
  private:
   struct WriteRequest;
@@ -87,7 +108,16 @@ class TcpConnection {
   // Closes the handle without running callbacks; for connections that never got out.
   void Discard();
   bool StartReading(std::string* error);
-  void StartWrite(std::string frame);
+  // Writes bytes as they go on the wire (ciphertext with TLS).
+  void StartWrite(std::string data);
+  // Sends one frame on a connected connection (through TLS when on).
+  void Send(std::string frame);
+  // Feeds plaintext to the decoder and hands out the complete frames.
+  void Deliver(std::string_view plain);
+  // The TLS handshake has just finished: check who the peer is.
+  void OnEstablished();
+  // Gives back every byte this connection holds of the node-wide budgets.
+  void ReleaseBudgets();
 
   static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
   static void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
@@ -105,11 +135,17 @@ class TcpConnection {
   FrameDecoder decoder_;
   FrameFn on_frame_;
   CloseFn on_close_;
+  std::unique_ptr<TlsSession> tls_;
   std::deque<std::string> pending_;  // frames written before the connection was up
-  size_t queued_bytes_ = 0;          // pending_ plus frames handed to uv_write
+  size_t pending_bytes_ = 0;         // their size
+  size_t queued_bytes_ = 0;          // bytes handed to uv_write, not yet written
+  size_t input_charged_ = 0;         // of options_.input_budget, for the decoder's buffer
   uint64_t last_read_ms_ = 0;
   uint64_t last_write_ms_ = 0;
+  uint64_t last_frame_ms_ = 0;
+  uint64_t partial_since_ms_ = 0;
   bool connected_ = false;
+  bool dialed_ = false;
   bool closing_ = false;
 };
 

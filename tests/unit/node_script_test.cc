@@ -16,6 +16,7 @@
 #include "node/core/chord_node.h"
 #include "node/storage/memory_store.h"
 #include "protocol/messages.h"
+#include "protocol/ring_address.h"
 #include "tests/unit/ring_letters.h"
 
 namespace chord {
@@ -105,7 +106,11 @@ class ScriptRunner {
       node_->StartLookup(now_, L().Point(w[1]), /*verify_owner=*/false);
       return Drain();
     }
-    if (w[0] == "request") return Request(w[1], w[3], fields);
+    if (w[0] == "request") {
+      // "request TYPE from X as member: ...": the connection's certificate names X.
+      const bool member = w.size() > 5 && w[4] == "as" && w[5] == "member";
+      return Request(w[1], w[3], fields, member);
+    }
     if (w[0] == "reply") return Reply(w[1], w[3], fields);
     if (w[0] == "fail") return Fail(w[1], w[3]);
     if (w[0] == "expect") return Expect(w);
@@ -228,7 +233,7 @@ class ScriptRunner {
   }
 
   void Request(const std::string& type, const std::string& from,
-               const std::map<std::string, std::string>& f) {
+               const std::map<std::string, std::string>& f, bool member) {
     wire::Envelope e;
     const NodeRef sender = L().Node(from);
     if (type == "notify") {
@@ -243,7 +248,10 @@ class ScriptRunner {
       FAIL() << Where() << ": unknown request " << type;
     }
     e.set_request_id(++next_request_id_);
-    node_->OnRequest(now_, TokenOf(from), e);
+    // Every letter is one of two ring positions (#0, #1) of one process.
+    const Sender who =
+        member ? Sender::Member(SplitRingAddress(sender.addr)->process, 2) : Sender{};
+    node_->OnRequest(now_, TokenOf(from), e, who);
     Drain();
   }
 

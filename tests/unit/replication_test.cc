@@ -266,14 +266,15 @@ TEST(ReplicationTest, AWriteOutranksANewerVersionLeftOnAReplica) {
   auto addrs = StartRing(net, 4);
   const std::string k = "contested";
   ASSERT_TRUE(Put(net, Addr(1), k, "first")->code() == wire::OK);
-  // An earlier owner's write that only reached one replica, far in the future.
+  // An earlier owner's write that only reached one replica, from a clock a second ahead
+  // (within the allowed skew).
   const auto holders = ExpectedHolders(k, addrs);
   const std::string replica = *std::next(holders.begin());
   wire::Record future;
   future.set_key(k);
   future.set_value("stale-but-newer");
-  future.set_version(uint64_t{1} << 62);
-  future.set_writer("zzz");
+  future.set_version((net.NowClock().wall_ms + 1000) << 16);
+  future.set_writer(std::string(20, 'z'));
   ASSERT_TRUE(net.store(replica)->Put(Id::Sha1(k), future).ok());
   auto w = Put(net, Addr(2), k, "second");
   ASSERT_TRUE(w && w->code() == wire::OK) << (w ? w->error() : "no answer");

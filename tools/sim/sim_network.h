@@ -100,6 +100,8 @@ class SimNetwork {
   void At(uint64_t delay_ms, const std::string& addr, std::function<void()> fn);
 
   uint64_t now_ms() const { return now_ms_; }
+  // The clocks a node is given now (monotonic and wall).
+  Clock NowClock() const;
   uint64_t events_processed() const { return events_; }
   std::mt19937_64& rng() { return rng_; }
 
@@ -143,7 +145,6 @@ class SimNetwork {
     }
   };
 
-  Clock NowClock() const;
   Host* FindHost(const std::string& addr) const;
   // Feeds the node of `host` one input at the current virtual time, then carries out its
   // Ready: messages posted with latency, the next wake-up, finished lookups, a finished leave.

@@ -179,7 +179,10 @@ void DataService::OnAnswer(uint64_t id, wire::DataResponse response) {
           "newer writes of the key kept arriving while this one was under way; retry");
       return Finish(id, std::move(response));
     }
-    ctx_.versions.Observe(response.superseded_by());
+    // A version from the future (a peer's clock far ahead, or a forgery) is not followed.
+    if (ctx_.records.VersionPlausible(response.superseded_by())) {
+      ctx_.versions.Observe(response.superseded_by());
+    }
     Stamp(op);
     op.hint = op.owner;
     return Attempt(id);

@@ -19,6 +19,7 @@
 #include "node/core/membership/finger_fixer.h"
 #include "node/core/membership/joiner.h"
 #include "node/core/membership/member_book.h"
+#include "node/core/membership/neighbour_notices.h"
 #include "node/core/membership/ring_merger.h"
 #include "node/core/membership/ring_updates.h"
 #include "node/core/membership/stabilizer.h"
@@ -37,7 +38,8 @@ class Membership {
         stabilizer_(ctx, updates_),
         joiner_(ctx, updates_, lookups, stabilizer_),
         fingers_(ctx, lookups),
-        merger_(ctx, updates_, book_) {
+        merger_(ctx, updates_, book_),
+        notices_(ctx, updates_, book_, stabilizer_) {
     book_.Load();
   }
   Membership(const Membership&) = delete;
@@ -62,8 +64,13 @@ class Membership {
   void OnTimer(OpRef op);
 
   void HandleGetState(ReplyToken from, const wire::Envelope& request);
-  void HandleNotify(ReplyToken from, const wire::Envelope& request);
-  void HandleLeave(ReplyToken from, const wire::Envelope& request);
+  void HandleNotify(ReplyToken from, const wire::Envelope& request) {
+    notices_.HandleNotify(from, request);
+  }
+  // `verified`: the connection's certificate shows the notice comes from the leaver itself.
+  void HandleLeave(ReplyToken from, const wire::Envelope& request, bool verified) {
+    notices_.HandleLeave(from, request, verified);
+  }
   void HandleStabilizeNow(ReplyToken from, const wire::Envelope& request);
   void HandleMergeHint(ReplyToken from, const wire::Envelope& request) {
     merger_.HandleMergeHint(from, request);
@@ -74,17 +81,6 @@ class Membership {
 
   void CheckPredecessor();
   void OnPredecessorPing(const wire::Envelope* response);
-  void Rectify(const NodeRef& n, bool wants_keys);
-  void OnRectifyPing(uint64_t id, const wire::Envelope* response);
-  // The leaver's successor list merged into ours (it was our successor).
-  void TakeLeaverSuccessors(const NodeRef& leaver, const wire::LeaveRequest& leave);
-
-  // A notify that waits for the current predecessor's ping: replace it by `candidate` only
-  // if it is dead.
-  struct RectifyCheck {
-    NodeRef current;
-    NodeRef candidate;
-  };
 
   NodeContext& ctx_;
   MemberBook book_;
@@ -93,12 +89,10 @@ class Membership {
   Joiner joiner_;
   FingerFixer fingers_;
   RingMerger merger_;
+  NeighbourNotices notices_;
   uint64_t rounds_ = 0;
   bool checking_predecessor_ = false;
   NodeRef pinged_predecessor_;
-  std::unordered_map<uint64_t, RectifyCheck> rectify_checks_;
-  uint64_t next_rectify_ = 1;
-  std::deque<Id> departed_;  // nodes that told us they left (bounded)
 };
 
 }  // namespace chord

@@ -27,12 +27,10 @@ void ReplicaServer::HandleReplicate(ReplyToken from, const wire::Envelope& reque
   }
   uint32_t stored_count = 0;
   for (const auto& rec : request.replicate().records()) {
-    if (!KeyProblem(rec.key()).empty() || rec.value().size() > ctx_.config.max_value_bytes) {
-      continue;
-    }
     bool stored = false;
     wire::Record kept;
     Status s = ctx_.records.StoreIfNewer(Id::Sha1(rec.key()), rec, &stored, &kept);
+    if (s.code() == Status::Code::kInvalidArgument) continue;  // outside the limits: dropped
     if (!s.ok()) {
       r->set_code(wire::UNAVAILABLE);
       ctx_.Log(LogLevel::kError, "cannot store replicated keys: " + s.message());

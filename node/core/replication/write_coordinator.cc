@@ -29,6 +29,7 @@ void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef reques
   bool stored = false;
   wire::Record kept;
   if (Status s = ctx_.records.StoreIfNewer(key_id, w.record, &stored, &kept); !s.ok()) {
+    if (s.code() == Status::Code::kInvalidArgument) return Fail(id, wire::INVALID, s.message());
     return Fail(id, wire::UNAVAILABLE, "the owner could not store the key: " + s.message());
   }
   if (!stored && (kept.version() != w.record.version() || kept.writer() != w.record.writer())) {

@@ -1,0 +1,22 @@
+// Admission: who may say what. Ring maintenance and replication messages, and data requests
+// marked `direct` (from a coordinating node), come only from members; a member speaks only
+// for itself (every node it names as the sender, in Notify.node, Leave.node and the `from` of
+// Transfer, Replicate and SyncDigest, is a ring position of its certified process, below its
+// vnode count); ListKeys needs an admin; puts and deletes a writer; gets, lookups and status
+// any authenticated client. Pure functions; any thread.
+#ifndef CHORD_NODE_CORE_ADMISSION_H_
+#define CHORD_NODE_CORE_ADMISSION_H_
+
+#include <string>
+
+#include "protocol/sender.h"
+#include "protocol/chord.pb.h"
+
+namespace chord {
+
+// "" when `sender` may make `request`; otherwise the one sentence it is refused with.
+std::string AdmissionProblem(const Sender& sender, const wire::Envelope& request);
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_ADMISSION_H_
