@@ -2,9 +2,12 @@
 // virtual nodes sharing one store). Parses the command line (the contract in
 // shared/DESIGN.md), sets up logging to stderr, opens the store (memory or RocksDB) and hands
 // over to NodeRuntime, which runs until SIGTERM/SIGINT has made the node leave the ring.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -55,7 +58,15 @@ struct Flags {
   int64_t max_clock_skew_ms = 2000;
   int64_t max_frame_bytes = kDefaultMaxFrameBytes;
   std::string log_level = "info";
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_ca;
+  bool insecure = false;
+  int64_t idle_timeout_ms = 120'000;
+  int64_t frame_deadline_ms = 10'000;
+  int64_t max_connections_per_host = 1024;
 };
+
 
 int UsageError(const std::string& sentence) {
   std::fprintf(stderr, "%s\n", sentence.c_str());
@@ -133,11 +144,34 @@ std::string Validate(const Flags& f, const CLI::App& app) {
            std::to_string(kMaxFrameBytes) + "; the default is " +
            std::to_string(kDefaultMaxFrameBytes);
   }
+  if (f.idle_timeout_ms < 100 || f.idle_timeout_ms > kMaxAntiEntropyMs) {
+    return "--idle-timeout-ms must be between 100 and " + std::to_string(kMaxAntiEntropyMs) +
+           " (a day); the default is 120000";
+  }
+  if (f.frame_deadline_ms < 100 || f.frame_deadline_ms > 3'600'000) {
+    return "--frame-deadline-ms must be between 100 and 3600000; the default is 10000";
+  }
+  if (f.max_connections_per_host < 1 || f.max_connections_per_host > 65536) {
+    return "--max-connections-per-host must be between 1 and 65536; the default is 1024";
+  }
   if (!ParseLogLevel(f.log_level)) {
     return "--log-level must be one of trace, debug, info, warn, error; the default is info";
   }
-  if (auto addr = ParseIpv4Address(f.listen); !addr.ok()) {
-    return "--listen " + addr.status().message();
+  auto listen = ParseIpv4Address(f.listen);
+  if (!listen.ok()) return "--listen " + listen.status().message();
+  const bool tls = !f.tls_cert.empty() || !f.tls_key.empty() || !f.tls_ca.empty();
+  if (tls && (f.tls_cert.empty() || f.tls_key.empty() || f.tls_ca.empty())) {
+    return "TLS needs all three of --tls-cert, --tls-key and --tls-ca; scripts/certs.sh makes "
+           "them";
+  }
+  if (tls && f.insecure) {
+    return "--insecure turns TLS off and cannot be given with the --tls-* files; choose one";
+  }
+  if (!tls && !f.insecure && !IsLoopback(*listen)) {
+    return "refusing to serve " + f.listen +
+           " without TLS, where any host on the network could read and overwrite every key; "
+           "give --tls-cert, --tls-key and --tls-ca (scripts/certs.sh makes them), or "
+           "--insecure on a network you trust";
   }
   if (app.count("--metrics-listen") > 0) {
     if (auto addr = ParseIpv4Address(f.metrics_listen); !addr.ok()) {
@@ -159,6 +193,20 @@ std::string Validate(const Flags& f, const CLI::App& app) {
     }
   }
   return "";
+}
+
+// Connection limits mean nothing if the process runs out of descriptors first: the soft limit
+// is raised towards `wanted` (up to the hard limit).
+void RaiseOpenFileLimit(size_t wanted) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= wanted) return;
+  limit.rlim_cur = std::min<rlim_t>(static_cast<rlim_t>(wanted), limit.rlim_max);
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur < wanted) {
+    spdlog::warn("this process may open only {} files; connections past that are refused "
+                 "by the system (raise ulimit -n)",
+                 static_cast<uint64_t>(limit.rlim_cur));
+  }
 }
 
 void SetUpLogging(spdlog::level::level_enum level) {
@@ -206,7 +254,25 @@ int Main(int argc, char** argv) {
   app.add_option("--max-frame-bytes", f.max_frame_bytes, "Largest accepted message in bytes");
   app.add_option("--log-level", f.log_level, "trace, debug, info, warn or error");
   app.add_option("--metrics-listen", f.metrics_listen,
-                 "HOST:PORT to serve Prometheus metrics on (HTTP, GET /metrics); default: none");
+                 "[HOST:]PORT to serve Prometheus metrics on (HTTP, GET /metrics); a bare "
+                 "PORT is on 127.0.0.1; default: none");
+  app.add_option("--tls-cert", f.tls_cert,
+                 "This member's certificate (PEM; scripts/certs.sh member); turns on mutual "
+                 "TLS for every connection (CHORD_TLS_* are the clients' variables; a node "
+                 "takes flags only)");
+  app.add_option("--tls-key", f.tls_key, "Its private key (PEM)");
+  app.add_option("--tls-ca", f.tls_ca, "The cluster CA certificate every peer must chain to");
+  app.add_option("--idle-timeout-ms", f.idle_timeout_ms,
+                 "Close a connection that has sent no complete message for this long; default "
+                 "120000");
+  app.add_option("--frame-deadline-ms", f.frame_deadline_ms,
+                 "A message (and a TLS handshake) must arrive whole within this many ms of its "
+                 "first byte; default 10000");
+  app.add_option("--max-connections-per-host", f.max_connections_per_host,
+                 "Connections one source address may hold open at once; default 1024");
+  app.add_flag("--insecure", f.insecure,
+               "Plain TCP on a non-loopback address: every host that can reach the port is "
+               "trusted as a member and an admin client");
 
   try {
     app.parse(argc, argv);
@@ -218,13 +284,29 @@ int Main(int argc, char** argv) {
     }
     return UsageError(what + "; run chord-node --help for usage");
   }
+  if (!f.metrics_listen.empty() && f.metrics_listen.find(':') == std::string::npos) {
+    f.metrics_listen = "127.0.0.1:" + f.metrics_listen;  // loopback unless a host is named
+  }
   if (std::string error = Validate(f, app); !error.empty()) return UsageError(error);
+  // One spelling per endpoint: the address is the node's identity.
+  f.listen = *CanonicalHostPort(f.listen);
+  if (!f.metrics_listen.empty()) f.metrics_listen = *CanonicalHostPort(f.metrics_listen);
 
   SetUpLogging(*ParseLogLevel(f.log_level));
 
   RuntimeOptions options;
   options.listen_addr = f.listen;
-  options.join_addrs = SplitJoinList(f.join);
+  for (const std::string& join : SplitJoinList(f.join)) {
+    auto ring_addr = SplitRingAddress(join);
+    std::string canonical = *CanonicalHostPort(ring_addr->process);
+    if (join.find('#') != std::string::npos) canonical += "#" + std::to_string(ring_addr->vnode);
+    options.join_addrs.push_back(std::move(canonical));
+  }
+  options.tls = TlsFiles{f.tls_cert, f.tls_key, f.tls_ca};
+  options.idle_timeout_ms = static_cast<uint64_t>(f.idle_timeout_ms);
+  options.frame_deadline_ms = static_cast<uint64_t>(f.frame_deadline_ms);
+  options.max_connections_per_host = static_cast<size_t>(f.max_connections_per_host);
+  RaiseOpenFileLimit(options.max_inbound_connections + 256);
   options.vnodes = static_cast<int>(f.vnodes);
   options.max_frame_bytes = static_cast<uint32_t>(f.max_frame_bytes);
   options.metrics_listen_addr = f.metrics_listen;
@@ -290,6 +372,12 @@ int Main(int argc, char** argv) {
   }
   if (!f.metrics_listen.empty()) {
     spdlog::info("serving metrics at http://{}/metrics", f.metrics_listen);
+  }
+  if (f.tls_cert.empty()) {
+    spdlog::info("plain TCP: every peer and client is trusted (start with --tls-cert, "
+                 "--tls-key and --tls-ca for mutual TLS)");
+  } else {
+    spdlog::info("mutual TLS: members must show a certificate of {}", f.tls_ca);
   }
   runtime.Run();
   spdlog::info("{} on {} stopped", what, f.listen);

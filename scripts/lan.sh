@@ -111,7 +111,9 @@ start_node() {
   mkdir -p "$dir"
   # shellcheck disable=SC2206
   local extra=($NODE_ARGS)
-  local args=(--listen "$(addr_of "$i")")
+  # The namespaces' addresses are not loopback: the nodes need --insecure (plain TCP) on this
+  # private test network that only this script's namespaces can reach.
+  local args=(--listen "$(addr_of "$i")" --insecure)
   # RocksDB under the run directory unless the node keeps its records in memory.
   [[ " $NODE_ARGS " == *" --memory "* ]] || args+=(--data-dir "$dir/data")
   [[ -n "$join" ]] && args+=(--join "$join")

@@ -37,6 +37,18 @@ Result<sockaddr_in> ParseIpv4Address(std::string_view host_port) {
   return addr;
 }
 
+Result<std::string> CanonicalHostPort(std::string_view host_port) {
+  auto addr = ParseIpv4Address(host_port);
+  if (!addr.ok()) return addr.status();
+  sockaddr_storage storage{};
+  std::memcpy(&storage, &*addr, sizeof(sockaddr_in));
+  return FormatSocketAddress(storage);
+}
+
+bool IsLoopback(const sockaddr_in& addr) {
+  return (ntohl(addr.sin_addr.s_addr) >> 24) == 127;
+}
+
 std::string FormatSocketAddress(const sockaddr_storage& addr) {
   if (addr.ss_family != AF_INET) return "?";
   const auto* in = reinterpret_cast<const sockaddr_in*>(&addr);

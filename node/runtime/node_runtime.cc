@@ -53,17 +53,30 @@ const char* SignalName(int signum) {
   }
 }
 
-TcpConnection::Options MakeConnectionOptions(const RuntimeOptions& options) {
+TcpConnection::Options MakeConnectionOptions(const RuntimeOptions& options,
+                                             const TlsContext* tls, ByteBudget* input,
+                                             ByteBudget* output) {
   TcpConnection::Options out;
   out.max_frame_bytes = options.max_frame_bytes;
+  out.client_max_frame_bytes = options.client_max_frame_bytes;
   out.max_queued_bytes = options.max_queued_bytes;
+  out.tls = tls;
+  out.input_budget = input;
+  out.output_budget = output;
   return out;
 }
+
+// "A.B.C.D" of "A.B.C.D:PORT".
+std::string HostOf(const std::string& peer) { return peer.substr(0, peer.rfind(':')); }
 
 }  // namespace
 
 NodeRuntime::NodeRuntime(RuntimeOptions options, Store* store)
-    : options_(std::move(options)), store_(store), loop_(std::make_unique<uv_loop_t>()) {
+    : options_(std::move(options)),
+      store_(store),
+      loop_(std::make_unique<uv_loop_t>()),
+      input_budget_(options_.max_buffered_input_bytes),
+      output_budget_(options_.max_buffered_output_bytes) {
   if (store_ == nullptr) {
     owned_store_ = std::make_unique<MemoryStore>();
     store_ = owned_store_.get();
@@ -101,6 +114,32 @@ Status NodeRuntime::Start() {
     if (!ring_addr.ok()) return ring_addr.status();
     auto join_addr = ParseIpv4Address(ring_addr->process);
     if (!join_addr.ok()) return join_addr.status();
+  }
+  if (!IsCanonicalRingAddress(options_.listen_addr)) {
+    return Status::InvalidArgument("--listen " + options_.listen_addr +
+                                   " is not written canonically; give it as A.B.C.D:PORT "
+                                   "without leading zeros");
+  }
+  if (!options_.tls.empty()) {
+    auto tls = TlsContext::Create(options_.tls);
+    if (!tls.ok()) return tls.status();
+    tls_ = std::move(tls).value();
+    const PeerIdentity& own = tls_->own();
+    if (own.role != Sender::Role::kMember || own.member_addr != options_.listen_addr) {
+      return Status::InvalidArgument(
+          "the certificate " + options_.tls.cert + " is not a member certificate for " +
+          options_.listen_addr + (own.role == Sender::Role::kMember ? " (it names " +
+                                                                          own.member_addr + ")"
+                                                                    : std::string()) +
+          "; make one with scripts/certs.sh member DIR " + options_.listen_addr);
+    }
+    if (own.vnodes < static_cast<uint32_t>(options_.vnodes)) {
+      return Status::InvalidArgument(
+          "the certificate " + options_.tls.cert + " allows " + std::to_string(own.vnodes) +
+          " ring position(s), not --vnodes " + std::to_string(options_.vnodes) +
+          "; make one with scripts/certs.sh member DIR " + options_.listen_addr + " --vnodes " +
+          std::to_string(options_.vnodes));
+    }
   }
 
   timers_ = std::make_unique<TimerQueue>();
@@ -291,7 +330,9 @@ void NodeRuntime::Stop() {
   // Empty the maps first so that the close callbacks find nothing to report.
   auto inbound = std::move(inbound_);
   inbound_.clear();
-  for (auto& [id, conn] : inbound) conn->Close();
+  for (auto& [id, in] : inbound) in.conn->Close();
+  per_host_.clear();
+  reserved_in_use_ = 0;
   auto outbound = std::move(outbound_);
   outbound_.clear();
   for (auto& [addr, out] : outbound) out.conn->Close();
@@ -387,7 +428,9 @@ void NodeRuntime::SendRequest(size_t i, const std::string& ring_addr, wire::Enve
     std::string error;
     TcpConnection* conn =
         TcpConnection::Connect(loop_.get(), *sockaddr, addr, next_connection_id_++,
-                               MakeConnectionOptions(options_), &error);
+                               MakeConnectionOptions(options_, tls_.get(), &input_budget_,
+                                                     &output_budget_),
+                               &error);
     if (conn == nullptr) {
       Log(LogLevel::kDebug, "cannot connect to " + addr + ": " + error);
       return DeferSendFailed({sent});
@@ -413,11 +456,12 @@ void NodeRuntime::SendReply(uint64_t to, const wire::Envelope& reply) {
   if (it == inbound_.end()) return;  // the requester has gone away
   std::string frame;
   if (!EncodeFrame(reply, &frame, options_.max_frame_bytes)) {
-    Log(LogLevel::kWarn, "dropping a reply to " + it->second->peer() + ": it is larger than the " +
+    Log(LogLevel::kWarn, "dropping a reply to " + it->second.conn->peer() +
+                             ": it is larger than the " +
                              std::to_string(options_.max_frame_bytes) + "-byte frame limit");
     return;
   }
-  it->second->Write(std::move(frame));
+  it->second.conn->Write(std::move(frame));
 }
 
 uint64_t NodeRuntime::Schedule(uint64_t delay_ms, std::function<void()> fn) {
@@ -444,8 +488,9 @@ bool NodeRuntime::LogEnabled(LogLevel level) const {
 
 void NodeRuntime::OnAccept(uv_stream_t* server) {
   std::string error;
-  TcpConnection* conn =
-      TcpConnection::Accept(server, next_connection_id_++, MakeConnectionOptions(options_), &error);
+  TcpConnection* conn = TcpConnection::Accept(
+      server, next_connection_id_++,
+      MakeConnectionOptions(options_, tls_.get(), &input_budget_, &output_budget_), &error);
   if (conn == nullptr) {
     Log(LogLevel::kWarn, error);
     return;
@@ -454,20 +499,16 @@ void NodeRuntime::OnAccept(uv_stream_t* server) {
     conn->Close();
     return;
   }
-  if (inbound_.size() >= options_.max_inbound_connections) {
-    ++refused_since_log_;
-    const uint64_t now = uv_now(loop_.get());
-    if (last_refusal_log_ms_ == 0 || now - last_refusal_log_ms_ >= kRefusalLogIntervalMs) {
-      Log(LogLevel::kWarn, "refused " + std::to_string(refused_since_log_) +
-                               " connection(s), the latest from " + conn->peer() + ": already " +
-                               std::to_string(inbound_.size()) + " open connections");
-      last_refusal_log_ms_ = now;
-      refused_since_log_ = 0;
-    }
+  const std::string host = HostOf(conn->peer());
+  bool reserved = false;
+  if (std::string why = RefusalFor(host, &reserved); !why.empty()) {
+    LogRefusal(conn->peer(), why);
     conn->Close();
     return;
   }
-  inbound_.emplace(conn->id(), conn);
+  inbound_.emplace(conn->id(), Inbound{conn, host, uv_now(loop_.get()), reserved});
+  ++per_host_[host];
+  if (reserved) ++reserved_in_use_;
   conn->SetCallbacks(
       [this](TcpConnection* c, const wire::Envelope& envelope) { OnInboundFrame(c, envelope); },
       [this](TcpConnection* c, const Status& why) { OnInboundClosed(c, why); });
@@ -475,6 +516,41 @@ void NodeRuntime::OnAccept(uv_stream_t* server) {
     Log(LogLevel::kDebug,
         "accepted connection " + std::to_string(conn->id()) + " from " + conn->peer());
   }
+}
+
+std::string NodeRuntime::RefusalFor(const std::string& host, bool* reserved) const {
+  *reserved = false;
+  if (inbound_.size() >= options_.max_inbound_connections) {
+    return "already " + std::to_string(inbound_.size()) + " open connections";
+  }
+  auto it = per_host_.find(host);
+  if (it != per_host_.end() && it->second >= options_.max_connections_per_host) {
+    return "already " + std::to_string(it->second) + " open connections from " + host;
+  }
+  if (tls_ != nullptr) {
+    const size_t reserve =
+        std::min(options_.member_reserved_connections, options_.max_inbound_connections);
+    const size_t open_to_all = options_.max_inbound_connections - reserve;
+    *reserved = inbound_.size() - reserved_in_use_ >= open_to_all;
+  }
+  return "";
+}
+
+void NodeRuntime::LogRefusal(const std::string& peer, const std::string& why) {
+  ++refused_since_log_;
+  const uint64_t now = uv_now(loop_.get());
+  if (last_refusal_log_ms_ == 0 || now - last_refusal_log_ms_ >= kRefusalLogIntervalMs) {
+    Log(LogLevel::kWarn, "refused " + std::to_string(refused_since_log_) +
+                             " connection(s), the latest from " + peer + ": " + why);
+    last_refusal_log_ms_ = now;
+    refused_since_log_ = 0;
+  }
+}
+
+Sender NodeRuntime::SenderOf(const TcpConnection* conn) const {
+  if (tls_ == nullptr) return Sender{};  // insecure mode: everyone is trusted
+  const PeerIdentity* peer = conn->peer_identity();
+  return peer == nullptr ? Sender::Client(Sender::Role::kNobody) : peer->ToSender();
 }
 
 void NodeRuntime::OnInboundFrame(TcpConnection* conn, const wire::Envelope& envelope) {
@@ -496,12 +572,25 @@ void NodeRuntime::OnInboundFrame(TcpConnection* conn, const wire::Envelope& enve
     return;
   }
   const uint64_t from = conn->id();
-  Step(vnode,
-       [from, &envelope](ChordNode& n, const Clock& now) { n.OnRequest(now, from, envelope); });
+  const Sender sender = SenderOf(conn);
+  if (auto in = inbound_.find(from); in != inbound_.end() && in->second.reserved &&
+                                     sender.role != Sender::Role::kMember) {
+    conn->Close(Status::Aborted(
+        "only members may use the connections kept for members, and this one is not"));
+    return;
+  }
+  Step(vnode, [from, &envelope, &sender](ChordNode& n, const Clock& now) {
+    n.OnRequest(now, from, envelope, sender);
+  });
 }
 
 void NodeRuntime::OnInboundClosed(TcpConnection* conn, const Status& why) {
-  if (inbound_.erase(conn->id()) == 0) return;
+  auto it = inbound_.find(conn->id());
+  if (it == inbound_.end()) return;
+  if (it->second.reserved) --reserved_in_use_;
+  auto host = per_host_.find(it->second.host);
+  if (host != per_host_.end() && --host->second == 0) per_host_.erase(host);
+  inbound_.erase(it);
   LogConnectionClosed("from", conn, why);
 }
 
@@ -583,9 +672,21 @@ void NodeRuntime::SweepConnections() {
   const uint64_t forget_ms = std::max<uint64_t>(
       60'000, 2 * std::max({c.rpc_timeout_ms, c.transfer_timeout_ms, c.data_deadline_ms}));
 
-  std::vector<TcpConnection*> idle;
-  for (const auto& [id, conn] : inbound_) {
-    if (now - conn->last_activity_ms() >= idle_ms) idle.push_back(conn);
+  std::vector<std::pair<TcpConnection*, std::string>> closing;
+  for (const auto& [id, in] : inbound_) {
+    const TcpConnection* conn = in.conn;
+    // Idle is measured in whole frames: a client that dribbles bytes is idle all the same.
+    if (now - conn->last_frame_ms() >= idle_ms) {
+      closing.emplace_back(in.conn, "idle");
+    } else if (conn->partial_since_ms() != 0 &&
+               now - conn->partial_since_ms() >= options_.frame_deadline_ms) {
+      closing.emplace_back(in.conn, "a frame did not complete within " +
+                                        std::to_string(options_.frame_deadline_ms) + " ms");
+    } else if (tls_ != nullptr && conn->peer_identity() == nullptr &&
+               now - in.accepted_ms >= options_.frame_deadline_ms) {
+      closing.emplace_back(in.conn, "no TLS handshake within " +
+                                        std::to_string(options_.frame_deadline_ms) + " ms");
+    }
   }
   for (auto& [addr, out] : outbound_) {
     uint64_t oldest_ms = now;
@@ -601,17 +702,22 @@ void NodeRuntime::SweepConnections() {
     // Nothing heard for a while, and nothing asked recently that could still be answered.
     const bool quiet = now - out.conn->last_read_ms() >= outbound_idle_ms;
     const bool unanswered = now - oldest_ms >= outbound_idle_ms;
-    if (quiet && (out.in_flight.empty() || unanswered)) idle.push_back(out.conn);
+    if (quiet && (out.in_flight.empty() || unanswered)) closing.emplace_back(out.conn, "idle");
   }
-  for (TcpConnection* conn : idle) {
-    if (LogEnabled(LogLevel::kDebug)) {
-      Log(LogLevel::kDebug,
-          "closing idle connection " + std::to_string(conn->id()) + " (" + conn->peer() + ")");
+  for (const auto& [conn, why] : closing) {
+    if (why == "idle") {
+      if (LogEnabled(LogLevel::kDebug)) {
+        Log(LogLevel::kDebug, "closing idle connection " + std::to_string(conn->id()) + " (" +
+                                  conn->peer() + ")");
+      }
+      conn->Close();
+    } else {
+      conn->Close(Status::Aborted(why));
     }
-    conn->Close();
   }
 
-  const uint64_t sweep_ms = std::clamp<uint64_t>(idle_ms / 8, 10, 15'000);
+  const uint64_t sweep_ms =
+      std::clamp<uint64_t>(std::min(idle_ms / 8, options_.frame_deadline_ms / 4), 10, 15'000);
   Schedule(sweep_ms, [this] { SweepConnections(); });
 }
 

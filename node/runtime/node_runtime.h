@@ -29,9 +29,11 @@
 #include "node/core/chord_node.h"
 #include "node/core/node_config.h"
 #include "node/core/ready.h"
+#include "node/runtime/byte_budget.h"
 #include "node/storage/store.h"
 #include "protocol/base/status.h"
 #include "protocol/frame.h"
+#include "protocol/tls_context.h"
 
 struct uv_loop_s;
 struct uv_stream_s;
@@ -58,6 +60,24 @@ struct RuntimeOptions {
   uint64_t leave_deadline_ms = 10'000;         // a graceful leave stops anyway after this
   bool handle_signals = true;                  // SIGTERM/SIGINT start a graceful leave
   std::string metrics_listen_addr;             // HOST:PORT for GET /metrics; empty: none
+
+  // Mutual TLS: this member's certificate (it must name listen_addr and at least `vnodes`
+  // ring positions), its key and the cluster CA. All empty: plain TCP, where every sender is
+  // trusted (insecure mode).
+  TlsFiles tls;
+  // Frames from clients (TLS only: a plain connection cannot be told apart from a member).
+  uint32_t client_max_frame_bytes = uint32_t{2} << 20;
+  // Node-wide caps: bytes of frames that have begun to arrive but are not complete, and bytes
+  // of output waiting for peers to read them. A connection that would pass one is closed.
+  size_t max_buffered_input_bytes = size_t{256} << 20;
+  size_t max_buffered_output_bytes = size_t{512} << 20;
+  // Accepted connections from one source address at once.
+  size_t max_connections_per_host = 1024;
+  // Of max_inbound_connections, this many are kept for members (TLS only): past the rest, a
+  // new connection must prove itself a member or is closed.
+  size_t member_reserved_connections = 256;
+  // A frame that has begun to arrive (and a TLS handshake) must be complete within this.
+  uint64_t frame_deadline_ms = 10'000;
 };
 
 class NodeRuntime final {
@@ -91,6 +111,9 @@ class NodeRuntime final {
   const RuntimeOptions& options() const { return options_; }
   bool stopped() const { return stopped_; }
   size_t inbound_connections() const { return inbound_.size(); }
+  // Bytes held now of the node-wide input and output budgets.
+  size_t buffered_input_bytes() const { return input_budget_.used(); }
+  size_t buffered_output_bytes() const { return output_budget_.used(); }
   size_t outbound_connections() const { return outbound_.size(); }
   // Every vnode's metrics in the Prometheus text format (what GET /metrics returns). Scans
   // the store.
@@ -110,6 +133,13 @@ class NodeRuntime final {
     uint64_t core_id = 0;  // the request id the vnode chose
     uint64_t sent_ms = 0;
   };
+  // An accepted connection and what the limits need to know of it.
+  struct Inbound {
+    TcpConnection* conn = nullptr;
+    std::string host;        // source address, without the port
+    uint64_t accepted_ms = 0;
+    bool reserved = false;   // took a member-reserved place: it must prove itself a member
+  };
   // A dialed connection and the requests sent on it that have not been answered yet, by
   // the runtime's request id.
   struct Outbound {
@@ -128,6 +158,12 @@ class NodeRuntime final {
   void SendRequest(size_t i, const std::string& ring_addr, wire::Envelope request);
   void SendReply(uint64_t to, const wire::Envelope& reply);
   void OnAccept(uv_stream_s* server);
+  // Why a new connection from `host` is refused ("" if it is not); *reserved: it may only
+  // stay as a member.
+  std::string RefusalFor(const std::string& host, bool* reserved) const;
+  void LogRefusal(const std::string& peer, const std::string& why);
+  // Who the peer of `conn` is, as the core needs it.
+  Sender SenderOf(const TcpConnection* conn) const;
   void OnInboundFrame(TcpConnection* conn, const wire::Envelope& envelope);
   void OnInboundClosed(TcpConnection* conn, const Status& why);
   void OnOutboundFrame(const std::string& addr, wire::Envelope envelope);
@@ -162,7 +198,12 @@ class NodeRuntime final {
   std::unique_ptr<SignalWatcher> signals_;
   TcpListener* listener_ = nullptr;                       // deletes itself once closed
   std::unique_ptr<MetricsServer> metrics_;                // null without a metrics address
-  std::unordered_map<uint64_t, TcpConnection*> inbound_;  // by connection id (ReplyToken)
+  std::unique_ptr<TlsContext> tls_;                        // null: plain TCP
+  ByteBudget input_budget_;
+  ByteBudget output_budget_;
+  std::unordered_map<uint64_t, Inbound> inbound_;         // by connection id (ReplyToken)
+  std::unordered_map<std::string, size_t> per_host_;      // open inbound connections by host
+  size_t reserved_in_use_ = 0;
   std::unordered_map<std::string, Outbound> outbound_;    // by peer process address
   // Where each vnode's requests went: (core id * kMaxVnodesPerProcess + vnode) -> (peer
   // address, runtime request id), while they are in flight.

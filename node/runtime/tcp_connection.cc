@@ -235,8 +235,10 @@ void TcpConnection::OnEstablished() {
                                             : std::string("a client, not a member")) +
         "; each member needs its own certificate naming its --listen address"));
   }
-  if (peer.role != Sender::Role::kMember && peer.role != Sender::Role::kNobody) {
-    decoder_.set_max_frame_bytes(std::min(options_.max_frame_bytes, options_.client_max_frame_bytes));
+  if (peer.role != Sender::Role::kMember) {
+    // Clients (and certificates that name no role) send single requests, never hand-overs.
+    decoder_.set_max_frame_bytes(
+        std::min(options_.max_frame_bytes, options_.client_max_frame_bytes));
   }
 }
 

@@ -12,6 +12,7 @@
 #include "tools/bench/bench_options.h"
 #include "tools/bench/bench_report.h"
 #include "tools/bench/bench_runner.h"
+#include "tools/client/chord_client.h"
 
 namespace {
 
@@ -69,6 +70,11 @@ int Main(int argc, char** argv) {
                "send each request straight to the key's owner, computed from the ring fetched "
                "once (a smart client), instead of through the given nodes");
   app.add_flag("--json", options.json, "print one JSON object");
+  chord::TlsFiles tls;
+  app.add_option("--tls-cert", tls.cert,
+                 "client certificate (PEM) for a ring that runs TLS (default: $CHORD_TLS_CERT)");
+  app.add_option("--tls-key", tls.key, "its private key (default: $CHORD_TLS_KEY)");
+  app.add_option("--tls-ca", tls.ca, "the cluster CA certificate (default: $CHORD_TLS_CA)");
   app.add_option("--timeout-ms", options.timeout_ms, "bound of every request")
       ->check(CLI::Range(uint64_t{1}, chord::bench::kMaxTimeoutMs))
       ->capture_default_str();
@@ -82,6 +88,10 @@ int Main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  if (chord::Status s = chord::ChordClient::ConfigureTls(tls); !s.ok()) {
+    std::cerr << "chord-bench: " << s.message() << "\n";
+    return kExitUsage;
+  }
   if (nodes.empty()) {
     const char* env = std::getenv("CHORD_NODE");
     nodes.push_back(env != nullptr && *env != '\0' ? env : "127.0.0.1:4000");

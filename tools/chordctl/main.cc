@@ -11,6 +11,7 @@
 #include "tools/chordctl/bulk_load.h"
 #include "tools/chordctl/commands.h"
 #include "tools/chordctl/watch.h"
+#include "tools/client/chord_client.h"
 
 namespace {
 
@@ -44,6 +45,12 @@ int Main(int argc, char** argv) {
   app.add_option("--node", options.node,
                  "HOST:PORT of the node to ask, or HOST:PORT#i for its virtual node i (default: "
                  "$CHORD_NODE, then 127.0.0.1:4000)");
+  chord::TlsFiles tls;
+  app.add_option("--tls-cert", tls.cert,
+                 "client certificate (PEM, scripts/certs.sh client) for a ring that runs TLS "
+                 "(default: $CHORD_TLS_CERT)");
+  app.add_option("--tls-key", tls.key, "its private key (default: $CHORD_TLS_KEY)");
+  app.add_option("--tls-ca", tls.ca, "the cluster CA certificate (default: $CHORD_TLS_CA)");
   CLI::Option* timeout_opt =
       app.add_option("--timeout-ms", options.timeout_ms,
                      "give up on a node after this many ms (watch: 2000 unless given)")
@@ -121,6 +128,10 @@ int Main(int argc, char** argv) {
     return chord::ctl::kExitUsage;
   }
   options.timeout_given = timeout_opt->count() > 0;
+  if (chord::Status s = chord::ChordClient::ConfigureTls(tls); !s.ok()) {
+    std::cerr << "chordctl: " << s.message() << "\n";
+    return chord::ctl::kExitUsage;
+  }
 
   if (put->parsed()) {
     if (value_opt->count() == 0 && value_file_opt->count() == 0) {

@@ -1,5 +1,6 @@
 #include "tools/client/chord_client.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -11,6 +12,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <cstdlib>
+#include <mutex>
 #include <utility>
 
 #include "protocol/frame.h"
@@ -105,11 +108,42 @@ bool SplitVnodeSuffix(const std::string& addr, std::string* process, uint32_t* v
   return true;
 }
 
+// The TLS context new clients use (null: plain TCP), shared by every thread.
+std::mutex g_tls_mutex;
+std::shared_ptr<const TlsContext> g_tls;
+
+std::string FromEnv(const std::string& value, const char* name) {
+  if (!value.empty()) return value;
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
 }  // namespace
+
+void ChordClient::UseTls(std::shared_ptr<const TlsContext> context) {
+  std::lock_guard<std::mutex> lock(g_tls_mutex);
+  g_tls = std::move(context);
+}
+
+Status ChordClient::ConfigureTls(TlsFiles files) {
+  files.cert = FromEnv(files.cert, "CHORD_TLS_CERT");
+  files.key = FromEnv(files.key, "CHORD_TLS_KEY");
+  files.ca = FromEnv(files.ca, "CHORD_TLS_CA");
+  if (files.empty()) {
+    UseTls(nullptr);
+    return Status::Ok();
+  }
+  auto context = TlsContext::Create(files);
+  if (!context.ok()) return context.status();
+  UseTls(std::shared_ptr<const TlsContext>(std::move(context).value()));
+  return Status::Ok();
+}
 
 ChordClient::ChordClient(std::string addr, uint64_t timeout_ms)
     : addr_(std::move(addr)), timeout_ms_(timeout_ms == 0 ? 1 : timeout_ms) {
   addr_valid_ = SplitVnodeSuffix(addr_, &process_addr_, &vnode_);
+  std::lock_guard<std::mutex> lock(g_tls_mutex);
+  tls_context_ = g_tls;
 }
 
 ChordClient::~ChordClient() { Disconnect(); }
@@ -117,6 +151,101 @@ ChordClient::~ChordClient() { Disconnect(); }
 void ChordClient::Disconnect() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  tls_.reset();
+}
+
+std::string ChordClient::WriteAll(std::string_view bytes, Clock::time_point deadline,
+                                  bool* timed_out) {
+  *timed_out = false;
+  size_t sent = 0;
+  for (int guard = 0; sent < bytes.size() && guard < 1000000; ++guard) {
+    const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd pfd{fd_, POLLOUT, 0};
+      const int ready = ::poll(&pfd, 1, RemainingMs(deadline));
+      if (ready == 0) {
+        *timed_out = true;
+        return "timed out";
+      }
+      if (ready < 0 && errno != EINTR) return ErrnoText(errno);
+      continue;
+    }
+    return n < 0 ? ErrnoText(errno) : "connection closed";
+  }
+  return sent < bytes.size() ? "could not send the request" : "";
+}
+
+std::string ChordClient::ReadSome(Clock::time_point deadline, std::string* plain,
+                                  bool* timed_out) {
+  *timed_out = false;
+  char buf[kReadChunkBytes];
+  for (int guard = 0; guard < 1000000; ++guard) {
+    pollfd pfd{fd_, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, RemainingMs(deadline));
+    if (ready == 0) {
+      *timed_out = true;
+      return "timed out";
+    }
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoText(errno);
+    }
+    const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (n <= 0) return n == 0 ? "the node closed the connection" : ErrnoText(errno);
+    const std::string_view bytes(buf, static_cast<size_t>(n));
+    if (!tls_) {
+      plain->append(bytes);
+      return "";
+    }
+    std::string out;
+    const Status s = tls_->Receive(bytes, plain, &out);
+    if (!out.empty()) {
+      bool write_timed_out = false;
+      if (std::string failure = WriteAll(out, deadline, &write_timed_out); !failure.empty()) {
+        *timed_out = write_timed_out;
+        return failure;
+      }
+    }
+    if (!s.ok()) return s.message();
+    return "";
+  }
+  return "too many interrupted reads";
+}
+
+Status ChordClient::Handshake(const std::string& dialed, Clock::time_point deadline) {
+  tls_ = std::make_unique<TlsSession>(*tls_context_, /*server=*/false);
+  std::string out;
+  Status s = tls_->Start(&out);
+  bool timed_out = false;
+  std::string failure = s.ok() ? WriteAll(out, deadline, &timed_out) : s.message();
+  std::string early;  // plaintext cannot arrive before we have sent a request
+  for (int round = 0; failure.empty() && !tls_->established() && round < 1000; ++round) {
+    failure = ReadSome(deadline, &early, &timed_out);
+  }
+  if (failure.empty() && !tls_->established()) failure = "the handshake did not finish";
+  if (!failure.empty()) {
+    Disconnect();
+    return Status::Unavailable("no TLS connection to " + addr_ + ": " + failure +
+                               "; check that the node runs with TLS and that --tls-ca is the "
+                               "cluster CA that signed its certificate");
+  }
+  const PeerIdentity& peer = tls_->peer();
+  if (peer.role != Sender::Role::kMember || peer.member_addr != dialed) {
+    const std::string who = peer.role == Sender::Role::kMember
+                                ? "the member " + peer.member_addr
+                                : std::string("no member");
+    Disconnect();
+    return Status::Unavailable("the node at " + addr_ + " (" + dialed +
+                               ") showed a certificate for " + who +
+                               "; it is not the member this address names");
+  }
+  return Status::Ok();
 }
 
 Status ChordClient::EnsureConnected() {
@@ -138,6 +267,7 @@ Status ChordClient::EnsureConnected() {
                                ::gai_strerror(gai) + "; check the address");
   }
   std::string last_error = "no IPv4 address";
+  std::string dialed;  // A.B.C.D:PORT actually connected to
   for (addrinfo* ai = infos; ai != nullptr; ai = ai->ai_next) {
     const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0) {
@@ -179,6 +309,10 @@ Status ChordClient::EnsureConnected() {
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     fd_ = fd;
+    char ip[INET_ADDRSTRLEN] = {};
+    const auto* in = reinterpret_cast<const sockaddr_in*>(ai->ai_addr);
+    ::inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+    dialed = std::string(ip) + ":" + std::to_string(ntohs(in->sin_port));
     break;
   }
   ::freeaddrinfo(infos);
@@ -186,6 +320,7 @@ Status ChordClient::EnsureConnected() {
     return Status::Unavailable("could not reach " + addr_ + ": " + last_error +
                                "; is chord-node running there?");
   }
+  if (tls_context_) return Handshake(dialed, deadline);
   return Status::Ok();
 }
 
@@ -214,33 +349,23 @@ Result<wire::Envelope> ChordClient::Call(wire::Envelope request) {
       return Status::Unavailable(timed_out);
     }
 
-    // Send the whole frame.
-    size_t sent = 0;
+    // Send the whole frame (encrypted first when TLS is on).
     std::string failure;
-    for (int guard = 0; sent < frame.size() && guard < 1000000; ++guard) {
-      const ssize_t n = ::send(fd_, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
-      if (n > 0) {
-        sent += static_cast<size_t>(n);
-        continue;
+    bool send_timed_out = false;
+    if (tls_) {
+      std::string cipher;
+      if (Status s = tls_->Send(frame, &cipher); !s.ok()) {
+        failure = s.message();
+      } else {
+        failure = WriteAll(cipher, deadline, &send_timed_out);
       }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        pollfd pfd{fd_, POLLOUT, 0};
-        const int ready = ::poll(&pfd, 1, RemainingMs(deadline));
-        if (ready == 0) {
-          Disconnect();
-          return Status::Unavailable(timed_out);
-        }
-        if (ready < 0 && errno != EINTR) {
-          failure = ErrnoText(errno);
-          break;
-        }
-        continue;
-      }
-      failure = n < 0 ? ErrnoText(errno) : "connection closed";
-      break;
+    } else {
+      failure = WriteAll(frame, deadline, &send_timed_out);
     }
-    if (failure.empty() && sent < frame.size()) failure = "could not send the request";
+    if (send_timed_out) {
+      Disconnect();
+      return Status::Unavailable(timed_out);
+    }
     if (!failure.empty()) {
       Disconnect();
       if (reused) continue;
@@ -252,8 +377,8 @@ Result<wire::Envelope> ChordClient::Call(wire::Envelope request) {
     FrameDecoder decoder;
     wire::Envelope response;
     bool received_any = false;
+    bool read_timed_out = false;
     int frames = 0;
-    char buf[kReadChunkBytes];
     for (int guard = 0; guard < 100000000; ++guard) {
       const FrameDecoder::Result r = decoder.Next(&response);
       if (r == FrameDecoder::Result::kError) {
@@ -269,26 +394,17 @@ Result<wire::Envelope> ChordClient::Call(wire::Envelope request) {
         if (++frames > kMaxFramesPerCall) break;
         continue;  // an answer to an earlier, abandoned request
       }
-      pollfd pfd{fd_, POLLIN, 0};
-      const int ready = ::poll(&pfd, 1, RemainingMs(deadline));
-      if (ready == 0) {
+      std::string plain;
+      failure = ReadSome(deadline, &plain, &read_timed_out);
+      if (read_timed_out) {
         Disconnect();
         return Status::Unavailable(timed_out);
       }
-      if (ready < 0) {
-        if (errno == EINTR) continue;
-        failure = ErrnoText(errno);
-        break;
-      }
-      const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-      if (n > 0) {
+      if (!failure.empty()) break;
+      if (!plain.empty()) {
         received_any = true;
-        decoder.Feed(std::string_view(buf, static_cast<size_t>(n)));
-        continue;
+        decoder.Feed(plain);
       }
-      if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-      failure = n == 0 ? "the node closed the connection" : ErrnoText(errno);
-      break;
     }
     Disconnect();
     if (failure.empty()) return Status::Unavailable(timed_out);

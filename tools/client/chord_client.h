@@ -2,16 +2,23 @@
 // the tests and the bench tool. The position is a process (HOST:PORT) or one virtual node of
 // it (HOST:PORT#i: the client connects to HOST:PORT and marks every request for vnode i).
 // One TCP connection (opened lazily, reopened after an error), one request at a time, every
-// call bounded by the timeout. Not thread-safe: one client per thread.
+// call bounded by the timeout. With TLS configured (UseTls / ConfigureTls) the connection is
+// mutual TLS 1.3 and the node must show a member certificate naming the address dialed. Not
+// thread-safe: one client per thread.
 #ifndef CHORD_TOOLS_CLIENT_CHORD_CLIENT_H_
 #define CHORD_TOOLS_CLIENT_CHORD_CLIENT_H_
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/base/status.h"
 #include "protocol/chord.pb.h"
+#include "protocol/tls_context.h"
+#include "protocol/tls_session.h"
 
 namespace chord {
 
@@ -24,6 +31,13 @@ class ChordClient {
   ChordClient& operator=(const ChordClient&) = delete;
 
   const std::string& addr() const { return addr_; }
+
+  // Clients made after this speak mutual TLS with `context`; null: plain TCP. Call before
+  // starting threads that make clients.
+  static void UseTls(std::shared_ptr<const TlsContext> context);
+  // UseTls with the given files, each falling back to CHORD_TLS_CERT, CHORD_TLS_KEY and
+  // CHORD_TLS_CA; plain TCP when none is set anywhere. One sentence when they cannot be loaded.
+  [[nodiscard]] static Status ConfigureTls(TlsFiles files);
 
   // Sends `request` (its request_id is assigned here) and waits for the matching response.
   // Unavailable when the node cannot be reached or does not answer in time.
@@ -39,7 +53,17 @@ class ChordClient {
 
  private:
   Status EnsureConnected();
+  // Completes the TLS handshake on the fresh connection and checks who answered.
+  Status Handshake(const std::string& dialed, std::chrono::steady_clock::time_point deadline);
   void Disconnect();
+  // Writes all of `bytes` (already encrypted when TLS is on). "" or why it failed; *timed_out
+  // when the deadline passed.
+  std::string WriteAll(std::string_view bytes, std::chrono::steady_clock::time_point deadline,
+                       bool* timed_out);
+  // Reads what has arrived (waiting until the deadline) and appends the plaintext to *plain.
+  // "" or why it failed.
+  std::string ReadSome(std::chrono::steady_clock::time_point deadline, std::string* plain,
+                       bool* timed_out);
 
   std::string addr_;
   std::string process_addr_;  // addr_ without the "#i" suffix: where to connect
@@ -47,6 +71,8 @@ class ChordClient {
   bool addr_valid_ = true;    // false: the suffix is malformed
   uint64_t timeout_ms_;
   int fd_ = -1;
+  std::shared_ptr<const TlsContext> tls_context_;  // null: plain TCP
+  std::unique_ptr<TlsSession> tls_;                // the session on fd_
   uint64_t next_request_id_ = 1;
 };
 

@@ -1,0 +1,137 @@
+// Multi-process tests of the node's resource bounds against connections that hold on to it:
+// frames that never complete (sent slowly, or dribbled a byte at a time), many large partial
+// frames at once (the node-wide input budget), readers that never read a large answer (the
+// output budget), and one source address opening connection after connection (the per-host
+// limit). After each, the node still serves clients and its peers, and its resident memory
+// stays under the bound the README states.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/cluster_fixture.h"
+#include "tests/integration/raw_connection.h"
+#include "tools/client/chord_client.h"
+
+namespace chord::testing {
+namespace {
+
+// The node's resident memory in MiB (VmRSS), from /proc.
+std::optional<uint64_t> RssMiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) / 1024;
+  }
+  return std::nullopt;
+}
+
+class ResourceTest : public ClusterTest {
+ protected:
+  // Three nodes with short deadlines, so that the tests do not wait long.
+  NodeProcess* StartRing(const std::vector<std::string>& extra = {}) {
+    NodeOptions o = FastNodes();
+    o.extra_args = {"--frame-deadline-ms", "1000", "--idle-timeout-ms", "3000"};
+    o.extra_args.insert(o.extra_args.end(), extra.begin(), extra.end());
+    if (!cluster().StartNodes(3, o)) return nullptr;
+    addrs_ = cluster().RunningAddrs();
+    if (!WaitForRing(cluster(), addrs_)) return nullptr;
+    return cluster().nodes()[1];
+  }
+  void ExpectServes(NodeProcess* target, const std::string& step) {
+    SCOPED_TRACE("after " + step);
+    ASSERT_TRUE(target->IsRunning()) << target->addr() << " died";
+    ChordClient client(target->addr(), 5000);
+    const std::string key = "after " + step;
+    EXPECT_TRUE(IsOk(client.Put(key, "v")));
+    auto got = client.Get(key);
+    EXPECT_TRUE(IsOk(got)) << Describe(got);
+    std::string why;
+    EXPECT_TRUE(PointersMatch(addrs_, &why)) << why;
+  }
+  std::vector<std::string> addrs_;
+};
+
+TEST_F(ResourceTest, FramesThatDoNotCompleteInTimeAreClosed) {
+  NodeProcess* target = StartRing();
+  ASSERT_NE(target, nullptr);
+  std::string error;
+  // A frame that announces 16 MiB - 1 and stops after 1,000 bytes.
+  RawConnection stalled;
+  ASSERT_TRUE(stalled.Connect(target->port(), &error)) << error;
+  stalled.Send(FrameHeader((16u << 20) - 1) + std::string(1000, 'x'));
+  // A connection that dribbles one byte every 200 ms and never completes a frame: it keeps
+  // the socket busy, but it is closed all the same.
+  RawConnection dribbler;
+  ASSERT_TRUE(dribbler.Connect(target->port(), &error)) << error;
+  const std::string header = FrameHeader(100);
+  bool dribbler_closed = false;
+  for (int i = 0; i < 25 && !dribbler_closed; ++i) {
+    dribbler.Send(i < 4 ? header.substr(static_cast<size_t>(i), 1) : std::string(1, 'y'));
+    dribbler_closed = dribbler.WaitClosedByPeer(milliseconds(200));
+  }
+  EXPECT_TRUE(dribbler_closed) << "a frame dribbled over 5 s was not closed";
+  EXPECT_TRUE(stalled.WaitClosedByPeer(milliseconds(4000)))
+      << "a frame stalled for 5 s was not closed";
+  // An idle connection (no frame at all) is closed after the idle timeout.
+  RawConnection idle;
+  ASSERT_TRUE(idle.Connect(target->port(), &error)) << error;
+  EXPECT_TRUE(idle.WaitClosedByPeer(milliseconds(8000)));
+  ExpectServes(target, "slow frames");
+}
+
+TEST_F(ResourceTest, PartialFramesAreBoundedNodeWide) {
+  NodeProcess* target = StartRing();
+  ASSERT_NE(target, nullptr);
+  const uint64_t before = RssMiB(target->pid()).value_or(0);
+  // 32 connections, each sending 15 MiB of a 16 MiB frame: 480 MiB, nearly twice the node's
+  // 256 MiB budget for unfinished frames.
+  std::vector<RawConnection> conns(32);
+  std::string error;
+  const std::string chunk(15u << 20, 'z');
+  uint64_t peak = 0;
+  for (RawConnection& conn : conns) {
+    ASSERT_TRUE(conn.Connect(target->port(), &error)) << error;
+    conn.Send(FrameHeader((16u << 20) - 1) + chunk);
+    peak = std::max(peak, RssMiB(target->pid()).value_or(0));
+  }
+  std::this_thread::sleep_for(milliseconds(300));
+  peak = std::max(peak, RssMiB(target->pid()).value_or(0));
+  // The bound: 256 MiB of partial frames over what the node held before, plus slack for the
+  // allocator and read buffers.
+  EXPECT_LT(peak, before + 256 + 96) << "RSS went from " << before << " to " << peak << " MiB";
+  std::cout << "RSS " << before << " MiB before, at most " << peak << " MiB while 480 MiB of "
+            << "partial frames arrived\n";
+  ExpectServes(target, "480 MiB of partial frames");
+}
+
+TEST_F(ResourceTest, OneHostCannotTakeEveryConnection) {
+  NodeProcess* target = StartRing({"--max-connections-per-host", "50"});
+  ASSERT_NE(target, nullptr);
+  std::string error;
+  // 80 connections from 127.0.0.2: the 30 over the limit are closed at once.
+  std::vector<RawConnection> conns(80);
+  int refused = 0;
+  for (RawConnection& conn : conns) {
+    ASSERT_TRUE(conn.Connect(target->port(), &error, "127.0.0.2")) << error;
+  }
+  for (RawConnection& conn : conns) {
+    if (conn.WaitClosedByPeer(milliseconds(50))) ++refused;
+  }
+  EXPECT_EQ(refused, 30);
+  // Clients and peers from other addresses are served meanwhile.
+  ExpectServes(target, "50 connections from one host");
+  RawConnection other;
+  ASSERT_TRUE(other.Connect(target->port(), &error, "127.0.0.3")) << error;
+  EXPECT_FALSE(other.WaitClosedByPeer(milliseconds(300)));
+}
+
+}  // namespace
+}  // namespace chord::testing

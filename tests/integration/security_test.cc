@@ -1,0 +1,347 @@
+// Multi-process tests of who may say what on a ring that runs mutual TLS: clients need a
+// certificate of the cluster CA and can do only what its role allows; a process that is not a
+// member cannot make any ring or replication message take effect; a member speaks only for
+// itself, under its one canonical address; a node with another CA's certificate cannot join;
+// and a node on a non-loopback address will not start in the clear unless told --insecure.
+// Certificates are made with scripts/certs.sh in each test's own directory.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "protocol/messages.h"
+#include "protocol/node_ref.h"
+#include "protocol/tls_context.h"
+#include "tests/integration/cluster_fixture.h"
+#include "tests/integration/raw_connection.h"
+#include "tools/client/chord_client.h"
+
+namespace chord::testing {
+namespace {
+
+bool IsForbidden(const Result<wire::Envelope>& r) {
+  return !r.ok() && r.status().message().find("FORBIDDEN") != std::string::npos;
+}
+std::string Explain(const Result<wire::Envelope>& r) {
+  return r.ok() ? "answered " + r->ShortDebugString() : r.status().message();
+}
+
+wire::Record Rec(const std::string& key, const std::string& value, uint64_t version) {
+  wire::Record r;
+  r.set_key(key);
+  r.set_value(value);
+  r.set_version(version);
+  r.set_writer(std::string(20, 'w'));
+  return r;
+}
+
+class SecurityTest : public ClusterTest {
+ protected:
+  void SetUp() override {
+    ClusterTest::SetUp();
+    certs_ = cluster().dir() + "/certs";
+    other_ = cluster().dir() + "/other-ca";
+    ASSERT_TRUE(Certs({"ca", certs_}));
+    ASSERT_TRUE(Certs({"ca", other_}));
+    for (const char* role : {"read", "write", "admin"}) {
+      ASSERT_TRUE(Certs({"client", certs_, role, "--role", role}));
+    }
+    ASSERT_TRUE(Certs({"client", other_, "admin", "--role", "admin"}));
+    admin_ = Context(certs_, "client-admin");
+    ASSERT_NE(admin_, nullptr);
+    ChordClient::UseTls(admin_);
+    // chordctl, run by the fixture, is an admin too.
+    ::setenv("CHORD_TLS_CERT", (certs_ + "/client-admin.pem").c_str(), 1);
+    ::setenv("CHORD_TLS_KEY", (certs_ + "/client-admin.key").c_str(), 1);
+    ::setenv("CHORD_TLS_CA", (certs_ + "/ca.pem").c_str(), 1);
+  }
+  void TearDown() override {
+    ChordClient::UseTls(nullptr);
+    ::unsetenv("CHORD_TLS_CERT");
+    ::unsetenv("CHORD_TLS_KEY");
+    ::unsetenv("CHORD_TLS_CA");
+    ClusterTest::TearDown();
+  }
+
+  bool Certs(std::vector<std::string> args) {
+    args.insert(args.begin(), {"/bin/bash", std::string(CHORD_SOURCE_DIR) + "/scripts/certs.sh"});
+    const CommandResult r = RunCommand(args, cluster().dir(), milliseconds(30000));
+    EXPECT_EQ(r.exit_code, 0) << "certs.sh failed: " << r.err;
+    return r.exit_code == 0;
+  }
+  // The TLS context of DIR/BASE.pem and .key with DIR's CA.
+  static std::shared_ptr<const TlsContext> Context(const std::string& dir,
+                                                   const std::string& base) {
+    auto ctx =
+        TlsContext::Create(TlsFiles{dir + "/" + base + ".pem", dir + "/" + base + ".key",
+                                    dir + "/ca.pem"});
+    EXPECT_TRUE(ctx.ok()) << ctx.status().message();
+    if (!ctx.ok()) return nullptr;
+    return std::shared_ptr<const TlsContext>(std::move(ctx).value());
+  }
+  static std::string MemberBase(int port) { return "member-127.0.0.1_" + std::to_string(port); }
+  std::shared_ptr<const TlsContext> MemberContext(int port, const std::string& dir = "") {
+    const std::string d = dir.empty() ? certs_ : dir;
+    if (!Certs({"member", d, LocalAddr(port)})) return nullptr;
+    return Context(d, MemberBase(port));
+  }
+  NodeOptions TlsNode(int port, const std::string& dir = "") {
+    const std::string d = dir.empty() ? certs_ : dir;
+    EXPECT_TRUE(Certs({"member", d, LocalAddr(port)}));
+    NodeOptions o = WithReplicas(FastNodes(), 3);
+    o.extra_args = {"--tls-cert", d + "/" + MemberBase(port) + ".pem", "--tls-key",
+                    d + "/" + MemberBase(port) + ".key", "--tls-ca", d + "/ca.pem"};
+    return o;
+  }
+  // n TLS nodes, the first alone, the others joining through it; their addresses.
+  std::vector<std::string> StartTlsRing(int n) {
+    std::vector<std::string> addrs;
+    for (int i = 0; i < n; ++i) {
+      const int port = PickFreePort();
+      NodeProcess* node =
+          cluster().StartNodeOnPort(port, TlsNode(port), addrs.empty() ? "" : addrs.front());
+      if (node == nullptr) return {};
+      addrs.push_back(node->addr());
+    }
+    EXPECT_TRUE(WaitForRing(cluster(), addrs));
+    return addrs;
+  }
+  // `request` sent to `addr` over a connection made with `ctx` (null: plain TCP).
+  Result<wire::Envelope> CallAs(const std::shared_ptr<const TlsContext>& ctx,
+                                const std::string& addr, wire::Envelope request) {
+    ChordClient::UseTls(ctx);
+    ChordClient client(addr, 3000);
+    ChordClient::UseTls(admin_);
+    return client.Call(std::move(request));
+  }
+  // Every node answers `value` for `key`.
+  void ExpectEveryNodeReads(const std::vector<std::string>& addrs, const std::string& key,
+                            const std::string& value) {
+    for (const std::string& addr : addrs) {
+      ChordClient client(addr);
+      auto got = client.Get(key);
+      ASSERT_TRUE(IsOk(got)) << addr << ": " << Describe(got);
+      EXPECT_EQ(got->value(), value) << "read through " << addr;
+    }
+  }
+
+  std::string certs_;
+  std::string other_;
+  std::shared_ptr<const TlsContext> admin_;
+};
+
+TEST_F(SecurityTest, ClientsNeedACertificateOfTheClusterAndTheirRoleLimitsThem) {
+  const auto addrs = StartTlsRing(3);
+  ASSERT_EQ(addrs.size(), 3u);
+  ASSERT_TRUE(IsOk(ChordClient(addrs[0]).Put("k", "v")));
+
+  // No certificate: the node closes the plain connection; nothing is read or written.
+  {
+    ChordClient::UseTls(nullptr);
+    ChordClient plain(addrs[1], 3000);
+    auto put = plain.Put("k", "plain");
+    auto get = plain.Get("k");
+    ChordClient::UseTls(admin_);
+    EXPECT_FALSE(put.ok()) << Describe(put);
+    EXPECT_FALSE(get.ok()) << Describe(get);
+  }
+  // A client certificate of another CA: the handshake fails.
+  {
+    auto foreign = Context(other_, "client-admin");
+    auto r = CallAs(foreign, addrs[1], msg::Put("k", "foreign"));
+    EXPECT_FALSE(r.ok()) << Explain(r);
+  }
+  // A reader reads, and nothing else.
+  auto reader = Context(certs_, "client-read");
+  {
+    auto got = CallAs(reader, addrs[2], msg::Get("k"));
+    ASSERT_TRUE(got.ok()) << Explain(got);
+    EXPECT_EQ(got->data_resp().value(), "v");
+    EXPECT_TRUE(IsForbidden(CallAs(reader, addrs[2], msg::Put("k", "reader"))));
+    EXPECT_TRUE(IsForbidden(CallAs(reader, addrs[2], msg::Delete("k"))));
+    wire::Envelope list;
+    list.mutable_list_keys()->set_limit(10);
+    EXPECT_TRUE(IsForbidden(CallAs(reader, addrs[2], list)));
+  }
+  // A writer writes but cannot list every key; an admin can.
+  auto writer = Context(certs_, "client-write");
+  {
+    auto put = CallAs(writer, addrs[2], msg::Put("w", "by writer"));
+    ASSERT_TRUE(put.ok()) << Explain(put);
+    EXPECT_EQ(put->data_resp().code(), wire::OK);
+    wire::Envelope list;
+    list.mutable_list_keys()->set_limit(10);
+    EXPECT_TRUE(IsForbidden(CallAs(writer, addrs[2], list)));
+    EXPECT_TRUE(CallAs(admin_, addrs[2], list).ok());
+  }
+  ExpectEveryNodeReads(addrs, "k", "v");
+  ExpectEveryNodeReads(addrs, "w", "by writer");
+
+  // chordctl carries credentials from the environment and says what was refused.
+  ::setenv("CHORD_TLS_CERT", (certs_ + "/client-read.pem").c_str(), 1);
+  ::setenv("CHORD_TLS_KEY", (certs_ + "/client-read.key").c_str(), 1);
+  const CommandResult put = cluster().Chordctl({"--node", addrs[0], "put", "k", "cli"});
+  const CommandResult get = cluster().Chordctl({"--node", addrs[0], "get", "k"});
+  EXPECT_NE(put.exit_code, 0);
+  EXPECT_NE(put.err.find("may only read"), std::string::npos) << put.err;
+  EXPECT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_EQ(get.out, "v\n");
+}
+
+TEST_F(SecurityTest, AClientIsNotAMember) {
+  const auto addrs = StartTlsRing(3);
+  ASSERT_EQ(addrs.size(), 3u);
+  ASSERT_TRUE(IsOk(ChordClient(addrs[0]).Put("k", "v")));
+  const auto ring = SortedRing(addrs);
+  const NodeRef x = NodeRef::ForAddress(ring[0].addr);
+  const NodeRef y = NodeRef::ForAddress(ring[1].addr);  // x's successor
+  const NodeRef fake = NodeRef::ForAddress("127.0.0.1:1");
+
+  // Every ring and replication message from an authenticated client (an admin, even) is
+  // refused; each of these took effect before there were roles.
+  std::vector<std::pair<std::string, wire::Envelope>> attacks = {
+      {"transfer", msg::Transfer(fake, {Rec("k", "PWNED", uint64_t{1} << 63)}, true)},
+      {"replicate",
+       msg::Replicate(fake, {Rec("k", "PWNED", std::numeric_limits<uint64_t>::max())})},
+      {"leave", msg::Leave(x, fake, {y})},
+      {"notify", msg::Notify(fake, true)},
+      {"sync pull", msg::SyncPull(Id(), Id(), 1, {0}, 1 << 20, std::nullopt)},
+      {"purge", msg::Purge({Rec("k", "", 1)})},
+      {"get state", msg::GetState()},
+      {"ping", msg::Ping()},
+      {"stabilize now", msg::StabilizeNow()},
+      {"find next hop", msg::FindNextHop(Id::Sha1("k"))},
+      {"replica set", msg::ReplicaSet()},
+      {"direct put", msg::AsDirect(msg::Put("k", "PWNED"))},
+  };
+  for (const auto& [name, request] : attacks) {
+    for (const std::string& addr : addrs) {
+      auto r = CallAs(admin_, addr, request);
+      EXPECT_TRUE(IsForbidden(r)) << name << " to " << addr << ": " << Explain(r);
+    }
+  }
+  // In the clear it does not even get a hearing: the connection is closed.
+  {
+    RawConnection raw;
+    std::string error;
+    ASSERT_TRUE(raw.Connect(std::stoi(y.addr.substr(y.addr.rfind(':') + 1)), &error)) << error;
+    std::string payload;
+    wire::Envelope leave = msg::Leave(x, fake, {y});
+    leave.set_request_id(1);
+    ASSERT_TRUE(leave.SerializeToString(&payload));
+    raw.Send(FrameHeader(static_cast<uint32_t>(payload.size())) + payload);
+    EXPECT_TRUE(raw.WaitClosedByPeer(milliseconds(5000)));
+  }
+  std::this_thread::sleep_for(milliseconds(1500));  // rounds of stabilization and repair
+  ExpectEveryNodeReads(addrs, "k", "v");
+  std::string why;
+  EXPECT_TRUE(ChordctlRingMatches(cluster(), addrs[0], addrs, &why)) << why;
+  EXPECT_TRUE(PointersMatch(addrs, &why)) << why;
+}
+
+TEST_F(SecurityTest, AMemberSpeaksOnlyForItselfAndOnlyWithinTheDataLimits) {
+  const auto addrs = StartTlsRing(3);
+  ASSERT_EQ(addrs.size(), 3u);
+  ASSERT_TRUE(IsOk(ChordClient(addrs[0]).Put("k", "v")));
+  const auto ring = SortedRing(addrs);
+  const NodeRef a = NodeRef::ForAddress(ring[0].addr);
+  const NodeRef b = NodeRef::ForAddress(ring[1].addr);
+  const NodeRef c = NodeRef::ForAddress(ring[2].addr);
+  const int a_port = std::stoi(a.addr.substr(a.addr.rfind(':') + 1));
+  // The test holds a's member certificate (as a's own process does).
+  auto as_a = Context(certs_, MemberBase(a_port));
+  ASSERT_NE(as_a, nullptr);
+
+  // Naming another member, another spelling of itself, or a ring position it does not have.
+  const NodeRef zeros = NodeRef::ForAddress("127.0.0.1:0" + std::to_string(a_port));
+  const NodeRef extra_vnode = NodeRef::ForAddress(a.addr + "#3");
+  const std::vector<std::pair<std::string, wire::Envelope>> claims = {
+      {"notify naming c", msg::Notify(c, false)},
+      {"leave naming c", msg::Leave(c, a, {b})},
+      {"transfer from c", msg::Transfer(c, {Rec("k", "PWNED", 1)}, true)},
+      {"replicate from c", msg::Replicate(c, {Rec("k", "PWNED", 1)})},
+      {"notify with leading zeros", msg::Notify(zeros, false)},
+      {"notify as vnode #3", msg::Notify(extra_vnode, false)},
+  };
+  for (const auto& [name, request] : claims) {
+    auto r = CallAs(as_a, b.addr, request);
+    EXPECT_TRUE(IsForbidden(r)) << name << ": " << Explain(r);
+  }
+
+  // Speaking for itself, a member still cannot store what breaks the data limits: a version
+  // far in the future (which would make the next version wrap), a value over 1 MiB.
+  for (const std::string& addr : addrs) {
+    (void)CallAs(as_a, addr, msg::Replicate(a, {Rec("k", "FUTURE", ~uint64_t{0})}));
+    (void)CallAs(as_a, addr, msg::Transfer(a, {Rec("k", "FUTURE", uint64_t{1} << 63)}, true));
+    (void)CallAs(as_a, addr,
+                 msg::Replicate(a, {Rec("big", std::string(3 << 20, 'x'), uint64_t{1} << 40)}));
+  }
+  ExpectEveryNodeReads(addrs, "k", "v");
+  ASSERT_TRUE(IsOk(ChordClient(addrs[1]).Put("k", "after")));  // versions still move on
+  ExpectEveryNodeReads(addrs, "k", "after");
+  EXPECT_TRUE(IsNotFound(ChordClient(addrs[2]).Get("big")));
+
+  // A member certificate for an address that is not running: it may notify about itself,
+  // but is adopted only once it answers, so the ring stays as it is.
+  const int f_port = PickFreePort();
+  auto as_f = MemberContext(f_port);
+  ASSERT_NE(as_f, nullptr);
+  const NodeRef f = NodeRef::ForAddress(LocalAddr(f_port));
+  for (int round = 0; round < 5; ++round) {
+    for (const std::string& addr : addrs) (void)CallAs(as_f, addr, msg::Notify(f, true));
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  std::this_thread::sleep_for(milliseconds(1500));
+  std::string why;
+  EXPECT_TRUE(PointersMatch(addrs, &why)) << why;
+  EXPECT_TRUE(ChordctlRingMatches(cluster(), addrs[0], addrs, &why)) << why;
+  ExpectEveryNodeReads(addrs, "k", "after");
+}
+
+TEST_F(SecurityTest, ANodeWithAnotherClustersCertificateCannotJoin) {
+  const auto addrs = StartTlsRing(2);
+  ASSERT_EQ(addrs.size(), 2u);
+  const int port = PickFreePort();
+  NodeProcess stranger(port, cluster().dir() + "/stranger.log");
+  NodeOptions o = TlsNode(port, other_);
+  std::vector<std::string> args = {"--listen", LocalAddr(port), "--join", addrs[0], "--memory",
+                                   "--stabilize-ms", "200"};
+  args.insert(args.end(), o.extra_args.begin(), o.extra_args.end());
+  ASSERT_TRUE(stranger.Start(args));
+  std::this_thread::sleep_for(milliseconds(3000));
+  std::string why;
+  EXPECT_TRUE(ChordctlRingMatches(cluster(), addrs[0], addrs, &why)) << why;
+  EXPECT_TRUE(PointersMatch(addrs, &why)) << why;
+  stranger.Kill();
+}
+
+TEST_F(SecurityTest, ANodeRefusesACertificateThatIsNotItsOwn) {
+  const int port = PickFreePort();
+  const int other_port = PickFreePort();
+  ASSERT_TRUE(Certs({"member", certs_, LocalAddr(other_port)}));
+  const CommandResult r = RunCommand(
+      {CHORD_NODE_BIN, "--listen", LocalAddr(port), "--memory", "--tls-cert",
+       certs_ + "/" + MemberBase(other_port) + ".pem", "--tls-key",
+       certs_ + "/" + MemberBase(other_port) + ".key", "--tls-ca", certs_ + "/ca.pem"},
+      cluster().dir(), milliseconds(10000));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("is not a member certificate for " + LocalAddr(port)), std::string::npos)
+      << r.err;
+}
+
+TEST_F(SecurityTest, ANonLoopbackAddressNeedsTlsOrInsecure) {
+  const CommandResult r = RunCommand({CHORD_NODE_BIN, "--listen", "10.255.255.1:4000", "--memory"},
+                                     cluster().dir(), milliseconds(10000));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--insecure"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "want one sentence: " << r.err;
+}
+
+}  // namespace
+}  // namespace chord::testing
