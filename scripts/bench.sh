@@ -6,6 +6,8 @@
 #   one chord-node (--memory, --replicas 1) with chord-bench: put and get, routed and --direct;
 #   a 3-node chord ring (--memory, --replicas 3) with chord-bench: put and get, routed
 #   round-robin over the three nodes and --direct to each key's owner;
+#   the same 1-node and 3-node setups with mutual TLS (certificates from scripts/certs.sh,
+#   chord-bench as an admin client), for the cost of TLS as a ratio to the plain runs;
 # all with the same client count (and client threads), value size and key space. Prints a table
 # of ops/s and latency percentiles with the ratio of each chord figure to Redis's (chord /
 # redis). There are no thresholds: absolute figures on a shared machine are noise, the ratios
@@ -228,10 +230,18 @@ stop_all
 # ---- one chord-node -------------------------------------------------------------------------
 
 # start_node LOG REPLICAS PORT [JOIN]: one chord-node --memory in the background.
+# With TLS=1 the node runs mutual TLS with a member certificate made for it in $CERTS.
+TLS=0
+CERTS="$RUN_DIR/certs"
 start_node() {
   local log="$1" replicas="$2" port="$3" join="${4:-}"
   local args=(--listen "$HOST:$port" --memory --replicas "$replicas" --log-level warn)
   [[ -n "$join" ]] && args+=(--join "$join")
+  if ((TLS)); then
+    bash scripts/certs.sh member "$CERTS" "$HOST:$port" >/dev/null
+    args+=(--tls-cert "$CERTS/member-${HOST}_$port.pem" --tls-key "$CERTS/member-${HOST}_$port.key"
+      --tls-ca "$CERTS/ca.pem")
+  fi
   "$NODE_BIN" "${args[@]}" >"$log" 2>&1 &
   PIDS+=("$!")
 }
@@ -245,34 +255,46 @@ ring_ready() {
   for addr in "$@"; do grep -q "\"$addr\"" <<<"$out" || return 1; done
 }
 
-chord_section "chord: 1 node, --memory --replicas 1"
-port="$(free_port)"
-start_node "$RUN_DIR/node-$port.log" 1 "$port"
-wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
-run_chord "chord 1 node R=1 put" --node "$HOST:$port" --op put
-run_chord "chord 1 node R=1 get" --node "$HOST:$port" --op get
-run_chord "chord 1 node R=1 direct put" --node "$HOST:$port" --op put --direct
-run_chord "chord 1 node R=1 direct get" --node "$HOST:$port" --op get --direct
-stop_all
-
-# ---- a 3-node ring, R = 3 ---------------------------------------------------------------------
-
-chord_section "chord: 3 nodes, --memory --replicas 3"
-ring=()
-for i in 0 1 2; do
+# bench_setups SUFFIX: the 1-node and the 3-node runs, rows named "... SUFFIX".
+bench_setups() {
+  local sfx="$1" port i addr
+  chord_section "chord: 1 node, --memory --replicas 1$sfx"
   port="$(free_port)"
-  start_node "$RUN_DIR/node-$port.log" 3 "$port" "${ring[0]:-}"
+  start_node "$RUN_DIR/node-$port.log" 1 "$port"
   wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
-  ring+=("$HOST:$port")
-done
-wait_for "the 3-node ring" "${PIDS[0]}" ring_ready "${ring[@]}"
-ring_args=()
-for addr in "${ring[@]}"; do ring_args+=(--node "$addr"); done
-run_chord "chord 3 nodes R=3 put" "${ring_args[@]}" --op put
-run_chord "chord 3 nodes R=3 get" "${ring_args[@]}" --op get
-run_chord "chord 3 nodes R=3 direct put" --node "${ring[0]}" --op put --direct
-run_chord "chord 3 nodes R=3 direct get" --node "${ring[0]}" --op get --direct
-stop_all
+  run_chord "chord 1 node R=1 put$sfx" --node "$HOST:$port" --op put
+  run_chord "chord 1 node R=1 get$sfx" --node "$HOST:$port" --op get
+  run_chord "chord 1 node R=1 direct put$sfx" --node "$HOST:$port" --op put --direct
+  run_chord "chord 1 node R=1 direct get$sfx" --node "$HOST:$port" --op get --direct
+  stop_all
+
+  chord_section "chord: 3 nodes, --memory --replicas 3$sfx"
+  local ring=() ring_args=()
+  for i in 0 1 2; do
+    port="$(free_port)"
+    start_node "$RUN_DIR/node-$port.log" 3 "$port" "${ring[0]:-}"
+    wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
+    ring+=("$HOST:$port")
+  done
+  wait_for "the 3-node ring" "${PIDS[0]}" ring_ready "${ring[@]}"
+  for addr in "${ring[@]}"; do ring_args+=(--node "$addr"); done
+  run_chord "chord 3 nodes R=3 put$sfx" "${ring_args[@]}" --op put
+  run_chord "chord 3 nodes R=3 get$sfx" "${ring_args[@]}" --op get
+  run_chord "chord 3 nodes R=3 direct put$sfx" --node "${ring[0]}" --op put --direct
+  run_chord "chord 3 nodes R=3 direct get$sfx" --node "${ring[0]}" --op get --direct
+  stop_all
+}
+
+bench_setups ""
+# The same with mutual TLS: chord-bench (and chordctl's readiness checks) as an admin client.
+bash scripts/certs.sh ca "$CERTS" >/dev/null
+bash scripts/certs.sh client "$CERTS" bench --role admin >/dev/null
+export CHORD_TLS_CERT="$CERTS/client-bench.pem" CHORD_TLS_KEY="$CERTS/client-bench.key"
+export CHORD_TLS_CA="$CERTS/ca.pem"
+TLS=1
+bench_setups " TLS"
+unset CHORD_TLS_CERT CHORD_TLS_KEY CHORD_TLS_CA
+TLS=0
 
 # ---- the table -------------------------------------------------------------------------------
 
@@ -301,4 +323,15 @@ for op in get put; do
       "$(fmt "${P999[$row]}" 1)" "$(fmt "${HOPS[$row]}" 2)" "${ERRORS[$row]:--}"
   done
   echo
+done
+
+echo "the cost of mutual TLS: each TLS run beside the same run in the clear (ratio TLS / plain)"
+printf '%-34s %10s %10s %7s %10s %10s %7s\n' setup plain_ops tls_ops ratio plain_p50 tls_p50 ratio
+for op in get put; do
+  for row in "chord 1 node R=1 $op" "chord 1 node R=1 direct $op" "chord 3 nodes R=3 $op" \
+    "chord 3 nodes R=3 direct $op"; do
+    printf '%-34s %10s %10s %7s %10s %10s %7s\n' "$row" \
+      "$(fmt "${OPS[$row]}" 0)" "$(fmt "${OPS[$row TLS]}" 0)" "$(ratio "${OPS[$row TLS]}" "${OPS[$row]}")" \
+      "$(fmt "${P50[$row]}" 1)" "$(fmt "${P50[$row TLS]}" 1)" "$(ratio "${P50[$row TLS]}" "${P50[$row]}")"
+  done
 done

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Runs a local chord ring of chord-node processes on 127.0.0.1, one per port.
 #
-#   cluster.sh start N [--base-port P] [--vnodes V]
+#   cluster.sh start N [--base-port P] [--vnodes V] [--tls]
 #                                        start N nodes on P..P+N-1 (default P = 4000), each
 #                                        with V ring positions (default 1); the first creates
-#                                        the ring, the others join it
+#                                        the ring, the others join it. --tls: make a cluster
+#                                        CA and certificates in <run dir>/certs (scripts/
+#                                        certs.sh) and run the ring with mutual TLS
+#   cluster.sh env                       with --tls: the CHORD_TLS_* exports that make
+#                                        chordctl and chord-bench an admin client of the ring
+#                                        (eval "$(scripts/cluster.sh env)")
 #   cluster.sh add                       start one more node on the next free port; it joins
 #   cluster.sh kill PORT                 crash a node (SIGKILL)
 #   cluster.sh restart PORT              start a stopped or crashed node again on its port and
@@ -32,6 +37,7 @@ CTL_BIN="$BIN_DIR/tools/chordctl"
 NODE_ARGS="${CHORD_NODE_ARGS-}"
 WAIT_S="${CHORD_WAIT_S:-20}"
 HOST="127.0.0.1"
+CERTS_SH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/certs.sh"
 STOP_WAIT_S=10
 MAX_NODES=1000
 
@@ -94,6 +100,16 @@ port_in_use() {
   (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
 }
 
+# With --tls: chordctl (here and for the user) is the admin client of the run's CA.
+tls_on() { [[ -f "$RUN_DIR/tls" ]]; }
+use_admin_credentials() {
+  if tls_on; then
+    export CHORD_TLS_CERT="$RUN_DIR/certs/client-admin.pem"
+    export CHORD_TLS_KEY="$RUN_DIR/certs/client-admin.key"
+    export CHORD_TLS_CA="$RUN_DIR/certs/ca.pem"
+  fi
+}
+
 # Waits until the node on port $1 answers `chordctl status` and says it has joined.
 wait_answering() {
   local port="$1" deadline=$((SECONDS + WAIT_S))
@@ -129,6 +145,15 @@ launch() {
   if [[ " $NODE_ARGS " != *" --memory "* && " $NODE_ARGS " != *" --data-dir"* ]]; then
     args+=(--data-dir "$dir/data")
   fi
+  if tls_on; then
+    local certs="$RUN_DIR/certs" base="member-${HOST}_$port" vnodes=1
+    if [[ -f "$RUN_DIR/vnodes" ]]; then vnodes="$(cat "$RUN_DIR/vnodes")"; fi
+    if [[ ! -f "$certs/$base.pem" ]]; then
+      bash "$CERTS_SH" member "$certs" "$HOST:$port" --vnodes "$vnodes" >/dev/null ||
+        die "could not make the member certificate for $HOST:$port"
+    fi
+    args+=(--tls-cert "$certs/$base.pem" --tls-key "$certs/$base.key" --tls-ca "$certs/ca.pem")
+  fi
   nohup "$NODE_BIN" "${args[@]}" </dev/null >>"$dir/log" 2>&1 &
   echo $! >"$dir/pid"
   printf 'started node %s:%s (pid %s)%s\n' "$HOST" "$port" "$!" "${join:+, joining via $HOST:$join}"
@@ -136,9 +161,13 @@ launch() {
 }
 
 cmd_start() {
-  local n="" base=4000 vnodes=1
+  local n="" base=4000 vnodes=1 tls=0
   while [[ $# -gt 0 ]]; do
     case "$1" in
+      --tls)
+        tls=1
+        shift
+        ;;
       --vnodes)
         [[ $# -ge 2 ]] || die "--vnodes needs a value"
         vnodes="$2"
@@ -176,15 +205,36 @@ cmd_start() {
   if ! [[ "$vnodes" =~ ^[1-9][0-9]?$ ]] || ((vnodes > 64)); then
     die "--vnodes must be a number from 1 to 64"
   fi
-  rm -rf "$RUN_DIR/nodes" "$RUN_DIR/vnodes"
+  rm -rf "$RUN_DIR/nodes" "$RUN_DIR/vnodes" "$RUN_DIR/tls" "$RUN_DIR/certs"
+  unset CHORD_TLS_CERT CHORD_TLS_KEY CHORD_TLS_CA  # a plain ring needs none
   mkdir -p "$RUN_DIR/nodes"
   if ((vnodes > 1)); then echo "$vnodes" >"$RUN_DIR/vnodes"; fi
+  if ((tls)); then
+    bash "$CERTS_SH" ca "$RUN_DIR/certs" >/dev/null || die "could not make the cluster CA"
+    for role in admin write read; do
+      bash "$CERTS_SH" client "$RUN_DIR/certs" "$role" --role "$role" >/dev/null ||
+        die "could not make the $role client certificate"
+    done
+    touch "$RUN_DIR/tls"
+    use_admin_credentials
+    echo "mutual TLS: cluster CA and certificates in $RUN_DIR/certs"
+  fi
   local i
   launch "$base"
   for ((i = 1; i < n; i++)); do
     launch $((base + i)) "$base"
   done
   echo "$n node(s) running on $HOST:$base..$((base + n - 1)); run directory $RUN_DIR"
+  if ((tls)); then
+    echo "for chordctl and chord-bench as an admin client: eval \"\$(scripts/cluster.sh env)\""
+  fi
+}
+
+cmd_env() {
+  tls_on || die "the ring in $RUN_DIR runs without TLS; chordctl needs no credentials"
+  printf 'export CHORD_TLS_CERT=%q CHORD_TLS_KEY=%q CHORD_TLS_CA=%q\n' \
+    "$(realpath "$RUN_DIR/certs/client-admin.pem")" "$(realpath "$RUN_DIR/certs/client-admin.key")" \
+    "$(realpath "$RUN_DIR/certs/ca.pem")"
 }
 
 cmd_add() {
@@ -292,10 +342,12 @@ cmd_stop() {
 
 main() {
   [[ $# -ge 1 ]] || usage
+  use_admin_credentials
   local cmd="$1"
   shift
   case "$cmd" in
     start) cmd_start "$@" ;;
+    env) cmd_env ;;
     add)
       [[ $# -eq 0 ]] || die "usage: cluster.sh add"
       cmd_add

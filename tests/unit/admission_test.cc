@@ -1,0 +1,110 @@
+// Who may say what: AdmissionProblem for every role against every kind of request, and the
+// rule that a member speaks only for itself (its certified process, canonical spelling, vnode
+// index below its certified count).
+
+#include "node/core/admission.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "protocol/messages.h"
+#include "protocol/node_ref.h"
+
+namespace chord {
+namespace {
+
+using Role = Sender::Role;
+
+const NodeRef kSelf = NodeRef::ForAddress("10.0.0.1:4000");
+const NodeRef kOther = NodeRef::ForAddress("10.0.0.2:4000");
+
+std::vector<wire::Envelope> MemberMessages(const NodeRef& as) {
+  wire::Record r;
+  r.set_key("k");
+  return {msg::GetState(),
+          msg::Ping(),
+          msg::StabilizeNow(),
+          msg::Notify(as, false),
+          msg::FindNextHop(Id::Sha1("k")),
+          msg::Leave(as, std::nullopt, {}),
+          msg::Transfer(as, {r}, true),
+          msg::Replicate(as, {r}),
+          msg::SyncDigest(as, Id(), Id(), {1}),
+          msg::SyncPull(Id(), Id(), 1, {0}, 1000, std::nullopt),
+          msg::Purge({r}),
+          msg::ReplicaSet(),
+          msg::AsDirect(msg::Put("k", "v")),
+          msg::AsDirect(msg::Get("k")),
+          msg::AsDirect(msg::Delete("k"))};
+}
+
+wire::Envelope ListKeys() {
+  wire::Envelope e;
+  e.mutable_list_keys()->set_limit(10);
+  return e;
+}
+
+TEST(AdmissionTest, WithoutAuthenticationEverythingIsAllowed) {
+  for (const auto& e : MemberMessages(kOther)) EXPECT_EQ(AdmissionProblem(Sender{}, e), "");
+  EXPECT_EQ(AdmissionProblem(Sender{}, ListKeys()), "");
+}
+
+TEST(AdmissionTest, ClientsOfEveryRoleAreRefusedEveryMemberMessage) {
+  for (Role role : {Role::kReader, Role::kWriter, Role::kAdmin, Role::kNobody}) {
+    for (const auto& e : MemberMessages(kSelf)) {
+      EXPECT_NE(AdmissionProblem(Sender::Client(role), e), "")
+          << static_cast<int>(role) << " " << e.ShortDebugString();
+    }
+  }
+}
+
+TEST(AdmissionTest, RolesLimitClientRequests) {
+  const Sender reader = Sender::Client(Role::kReader);
+  const Sender writer = Sender::Client(Role::kWriter);
+  const Sender admin = Sender::Client(Role::kAdmin);
+  const Sender nobody = Sender::Client(Role::kNobody);
+  EXPECT_EQ(AdmissionProblem(reader, msg::Get("k")), "");
+  EXPECT_EQ(AdmissionProblem(reader, msg::Lookup("k")), "");
+  EXPECT_NE(AdmissionProblem(reader, msg::Put("k", "v")), "");
+  EXPECT_NE(AdmissionProblem(reader, msg::Delete("k")), "");
+  EXPECT_NE(AdmissionProblem(reader, ListKeys()), "");
+  EXPECT_EQ(AdmissionProblem(writer, msg::Put("k", "v")), "");
+  EXPECT_EQ(AdmissionProblem(writer, msg::Delete("k")), "");
+  EXPECT_NE(AdmissionProblem(writer, ListKeys()), "");
+  EXPECT_EQ(AdmissionProblem(admin, ListKeys()), "");
+  EXPECT_NE(AdmissionProblem(nobody, msg::Get("k")), "");
+  EXPECT_EQ(AdmissionProblem(reader, msg::Put("k", "v")),
+            "this certificate may only read; writing needs a writer or admin certificate");
+}
+
+TEST(AdmissionTest, AMemberSpeaksOnlyForItself) {
+  const Sender member = Sender::Member("10.0.0.1:4000", 2);
+  for (const auto& e : MemberMessages(kSelf)) {
+    EXPECT_EQ(AdmissionProblem(member, e), "") << e.ShortDebugString();
+  }
+  EXPECT_EQ(AdmissionProblem(member, msg::Notify(NodeRef::ForAddress("10.0.0.1:4000#1"), false)),
+            "");
+  const std::vector<std::string> not_itself = {
+      "10.0.0.2:4000",    // another member
+      "10.0.0.1:04000",   // another spelling
+      "10.0.0.01:4000",   // another spelling
+      "10.0.0.1:4000#2",  // a vnode it does not have
+      "10.0.0.1:4001",    // another port of the same host
+  };
+  for (const std::string& addr : not_itself) {
+    const NodeRef n = NodeRef::ForAddress(addr);
+    for (const auto& e : {msg::Notify(n, false), msg::Leave(n, std::nullopt, {}),
+                          msg::Transfer(n, {}, true), msg::Replicate(n, {}),
+                          msg::SyncDigest(n, Id(), Id(), {})}) {
+      EXPECT_NE(AdmissionProblem(member, e), "") << addr << " " << e.ShortDebugString();
+    }
+  }
+  // A member is also a client of every data operation.
+  EXPECT_EQ(AdmissionProblem(member, msg::Put("k", "v")), "");
+  EXPECT_EQ(AdmissionProblem(member, ListKeys()), "");
+}
+
+}  // namespace
+}  // namespace chord
