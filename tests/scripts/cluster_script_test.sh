@@ -91,4 +91,19 @@ if cluster frobnicate 2>/dev/null; then fail "an unknown command was accepted"; 
 if cluster start 0 2>/dev/null; then fail "start 0 was accepted"; fi
 cluster stop || fail "stop"
 [[ -z "$(cd "$RUN_DIR" && cluster status 2>/dev/null | awk '$3 == "yes"')" ]] || fail "nodes still alive after stop"
-echo "cluster.sh: start --vnodes, status, add, kill, restart, leave, stop all work"
+
+# --tls: a ring with mutual TLS; chordctl needs the credentials cluster.sh env prints.
+if cluster env >/dev/null 2>&1; then fail "env printed credentials for a plain ring"; fi
+export CHORD_NODE_ARGS="--stabilize-ms 200 --memory"
+cluster start 3 --base-port "$BASE" --tls || fail "start --tls"
+if ctl put plain v >/dev/null 2>&1; then fail "a client without a certificate could write"; fi
+eval "$(cluster env)" || fail "env"
+wait_check 3
+ctl put secure v1 >/dev/null || fail "put over TLS"
+cluster kill $((BASE + 1)) || fail "kill (TLS)"
+cluster restart $((BASE + 1)) || fail "restart (TLS)"
+wait_check 3
+[[ "$(ctl get secure)" == "v1" ]] || fail "secure unreadable over TLS"
+cluster stop || fail "stop (TLS)"
+unset CHORD_TLS_CERT CHORD_TLS_KEY CHORD_TLS_CA
+echo "cluster.sh: start --vnodes, status, add, kill, restart, leave, stop, start --tls all work"
