@@ -173,5 +173,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  // A ring that runs TLS: the client certificate comes from CHORD_TLS_CERT/KEY/CA.
+  if (chord::Status s = chord::ChordClient::ConfigureTls({}); !s.ok()) {
+    std::cerr << "chord-lancheck: " << s.message() << "\n";
+    return 2;
+  }
   return write->parsed() ? chord::lancheck::RunWrite(o) : chord::lancheck::RunVerify(o);
 }
