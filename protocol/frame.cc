@@ -2,6 +2,11 @@
 
 namespace chord {
 
+namespace {
+// Buffer capacity a decoder keeps between frames.
+constexpr size_t kKeptBufferBytes = 256 << 10;
+}  // namespace
+
 bool EncodeFrame(const wire::Envelope& envelope, std::string* out, uint32_t max_frame_bytes) {
   const size_t size = envelope.ByteSizeLong();
   if (size > max_frame_bytes) return false;
@@ -51,7 +56,13 @@ FrameDecoder::Result FrameDecoder::Next(wire::Envelope* out) {
   }
   consumed_ += kFrameHeaderBytes + size;
   if (consumed_ == buffer_.size()) {
-    buffer_.clear();
+    // Give back the memory of a large frame: the input budget counts bytes buffered, and an
+    // idle connection must not keep the capacity its largest frame needed.
+    if (buffer_.capacity() > kKeptBufferBytes) {
+      std::string().swap(buffer_);
+    } else {
+      buffer_.clear();
+    }
     consumed_ = 0;
   }
   return Result::kFrame;

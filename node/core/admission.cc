@@ -60,11 +60,16 @@ const wire::NodeInfo* SelfClaim(const wire::Envelope& e) {
   }
 }
 
-// Whether `addr` is a ring position of the process the member's certificate names.
+// Whether `addr` is a ring position of the process the member's certificate names, spelled
+// the one way the runtime spells it (no "#0" alias of a process without vnodes, no bare
+// address for one with them).
 bool SpeaksForItself(const Sender& s, const std::string& addr) {
   auto split = SplitRingAddress(addr);
-  if (!split.ok() || split->process != s.member_addr) return false;
-  return split->vnode < s.member_vnodes;
+  if (!split.ok() || split->process != s.member_addr || split->vnode >= s.member_vnodes) {
+    return false;
+  }
+  return addr == VnodeAddress(s.member_addr, static_cast<int>(s.member_vnodes),
+                              static_cast<int>(split->vnode));
 }
 
 }  // namespace

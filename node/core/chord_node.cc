@@ -197,7 +197,10 @@ void ChordNode::Dispatch(ReplyToken from, const wire::Envelope& request, const S
     case B::kPut:
     case B::kGet:
     case B::kDel:
-      if (auto suspect = Id::FromBytes(msg::Suspect(request))) membership_.Suspect(*suspect);
+      // A suspect travels between coordinators; a client's is not believed.
+      if (sender.role == Sender::Role::kUnchecked || sender.role == Sender::Role::kMember) {
+        if (auto suspect = Id::FromBytes(msg::Suspect(request))) membership_.Suspect(*suspect);
+      }
       if (msg::IsDirect(request)) return owner_.HandleDirect(from, request);
       return data_.HandleRequest(from, request);
     case B::kLookup:

@@ -19,6 +19,8 @@ class ByteBudget {
     used_ += n;
     return true;
   }
+  // Takes `n` bytes even past the limit: for moving a charge from another budget.
+  void Take(size_t n) { used_ += n; }
   void Release(size_t n) { used_ -= n < used_ ? n : used_; }
   size_t used() const { return used_; }
   size_t limit() const { return limit_; }

@@ -55,7 +55,8 @@ const char* SignalName(int signum) {
 
 TcpConnection::Options MakeConnectionOptions(const RuntimeOptions& options,
                                              const TlsContext* tls, ByteBudget* input,
-                                             ByteBudget* output) {
+                                             ByteBudget* output, ByteBudget* member_input,
+                                             ByteBudget* member_output) {
   TcpConnection::Options out;
   out.max_frame_bytes = options.max_frame_bytes;
   out.client_max_frame_bytes = options.client_max_frame_bytes;
@@ -63,6 +64,8 @@ TcpConnection::Options MakeConnectionOptions(const RuntimeOptions& options,
   out.tls = tls;
   out.input_budget = input;
   out.output_budget = output;
+  out.member_input_budget = member_input;
+  out.member_output_budget = member_output;
   return out;
 }
 
@@ -76,7 +79,9 @@ NodeRuntime::NodeRuntime(RuntimeOptions options, Store* store)
       store_(store),
       loop_(std::make_unique<uv_loop_t>()),
       input_budget_(options_.max_buffered_input_bytes),
-      output_budget_(options_.max_buffered_output_bytes) {
+      output_budget_(options_.max_buffered_output_bytes),
+      member_input_budget_(options_.max_buffered_input_bytes),
+      member_output_budget_(options_.max_buffered_output_bytes) {
   if (store_ == nullptr) {
     owned_store_ = std::make_unique<MemoryStore>();
     store_ = owned_store_.get();
@@ -133,9 +138,9 @@ Status NodeRuntime::Start() {
                                                                     : std::string()) +
           "; make one with scripts/certs.sh member DIR " + options_.listen_addr);
     }
-    if (own.vnodes < static_cast<uint32_t>(options_.vnodes)) {
+    if (own.vnodes != static_cast<uint32_t>(options_.vnodes)) {
       return Status::InvalidArgument(
-          "the certificate " + options_.tls.cert + " allows " + std::to_string(own.vnodes) +
+          "the certificate " + options_.tls.cert + " names " + std::to_string(own.vnodes) +
           " ring position(s), not --vnodes " + std::to_string(options_.vnodes) +
           "; make one with scripts/certs.sh member DIR " + options_.listen_addr + " --vnodes " +
           std::to_string(options_.vnodes));
@@ -429,7 +434,8 @@ void NodeRuntime::SendRequest(size_t i, const std::string& ring_addr, wire::Enve
     TcpConnection* conn =
         TcpConnection::Connect(loop_.get(), *sockaddr, addr, next_connection_id_++,
                                MakeConnectionOptions(options_, tls_.get(), &input_budget_,
-                                                     &output_budget_),
+                                                     &output_budget_, &member_input_budget_,
+                                                     &member_output_budget_),
                                &error);
     if (conn == nullptr) {
       Log(LogLevel::kDebug, "cannot connect to " + addr + ": " + error);
@@ -490,7 +496,9 @@ void NodeRuntime::OnAccept(uv_stream_t* server) {
   std::string error;
   TcpConnection* conn = TcpConnection::Accept(
       server, next_connection_id_++,
-      MakeConnectionOptions(options_, tls_.get(), &input_budget_, &output_budget_), &error);
+      MakeConnectionOptions(options_, tls_.get(), &input_budget_, &output_budget_,
+                            &member_input_budget_, &member_output_budget_),
+      &error);
   if (conn == nullptr) {
     Log(LogLevel::kWarn, error);
     return;
@@ -512,6 +520,15 @@ void NodeRuntime::OnAccept(uv_stream_t* server) {
   conn->SetCallbacks(
       [this](TcpConnection* c, const wire::Envelope& envelope) { OnInboundFrame(c, envelope); },
       [this](TcpConnection* c, const Status& why) { OnInboundClosed(c, why); });
+  if (reserved) {
+    conn->SetEstablishedCallback([](TcpConnection* c) {
+      const PeerIdentity* peer = c->peer_identity();
+      if (peer == nullptr || peer->role != Sender::Role::kMember) {
+        c->Close(Status::Aborted(
+            "only members may use the connections kept for members, and this one is not"));
+      }
+    });
+  }
   if (LogEnabled(LogLevel::kDebug)) {
     Log(LogLevel::kDebug,
         "accepted connection " + std::to_string(conn->id()) + " from " + conn->peer());
@@ -555,6 +572,7 @@ Sender NodeRuntime::SenderOf(const TcpConnection* conn) const {
 
 void NodeRuntime::OnInboundFrame(TcpConnection* conn, const wire::Envelope& envelope) {
   if (stopped_ || vnodes_.empty()) return;
+  const Sender sender = SenderOf(conn);
   const uint32_t vnode = envelope.vnode();
   if (vnode >= vnodes_.size()) {
     // Answered here; the connection stays open for the requester's other requests.
@@ -572,13 +590,6 @@ void NodeRuntime::OnInboundFrame(TcpConnection* conn, const wire::Envelope& enve
     return;
   }
   const uint64_t from = conn->id();
-  const Sender sender = SenderOf(conn);
-  if (auto in = inbound_.find(from); in != inbound_.end() && in->second.reserved &&
-                                     sender.role != Sender::Role::kMember) {
-    conn->Close(Status::Aborted(
-        "only members may use the connections kept for members, and this one is not"));
-    return;
-  }
   Step(vnode, [from, &envelope, &sender](ChordNode& n, const Clock& now) {
     n.OnRequest(now, from, envelope, sender);
   });

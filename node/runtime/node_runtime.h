@@ -69,6 +69,7 @@ struct RuntimeOptions {
   uint32_t client_max_frame_bytes = uint32_t{2} << 20;
   // Node-wide caps: bytes of frames that have begun to arrive but are not complete, and bytes
   // of output waiting for peers to read them. A connection that would pass one is closed.
+  // With TLS, members have caps of the same sizes of their own.
   size_t max_buffered_input_bytes = size_t{256} << 20;
   size_t max_buffered_output_bytes = size_t{512} << 20;
   // Accepted connections from one source address at once.
@@ -112,8 +113,12 @@ class NodeRuntime final {
   bool stopped() const { return stopped_; }
   size_t inbound_connections() const { return inbound_.size(); }
   // Bytes held now of the node-wide input and output budgets.
-  size_t buffered_input_bytes() const { return input_budget_.used(); }
-  size_t buffered_output_bytes() const { return output_budget_.used(); }
+  size_t buffered_input_bytes() const {
+    return input_budget_.used() + member_input_budget_.used();
+  }
+  size_t buffered_output_bytes() const {
+    return output_budget_.used() + member_output_budget_.used();
+  }
   size_t outbound_connections() const { return outbound_.size(); }
   // Every vnode's metrics in the Prometheus text format (what GET /metrics returns). Scans
   // the store.
@@ -199,8 +204,10 @@ class NodeRuntime final {
   TcpListener* listener_ = nullptr;                       // deletes itself once closed
   std::unique_ptr<MetricsServer> metrics_;                // null without a metrics address
   std::unique_ptr<TlsContext> tls_;                        // null: plain TCP
-  ByteBudget input_budget_;
+  ByteBudget input_budget_;   // of clients (and of every peer in the clear)
   ByteBudget output_budget_;
+  ByteBudget member_input_budget_;  // of connections whose peer proved itself a member
+  ByteBudget member_output_budget_;
   std::unordered_map<uint64_t, Inbound> inbound_;         // by connection id (ReplyToken)
   std::unordered_map<std::string, size_t> per_host_;      // open inbound connections by host
   size_t reserved_in_use_ = 0;

@@ -32,7 +32,13 @@ struct TcpConnection::ConnectRequest {
 };
 
 TcpConnection::TcpConnection(uv_loop_t* loop, uint64_t id, Options options)
-    : loop_(loop), tcp_{}, id_(id), options_(options), decoder_(options.max_frame_bytes) {
+    : loop_(loop),
+      tcp_{},
+      id_(id),
+      options_(options),
+      decoder_(options.max_frame_bytes),
+      input_budget_(options.input_budget),
+      output_budget_(options.output_budget) {
   tcp_.data = this;
   last_read_ms_ = last_write_ms_ = last_frame_ms_ = uv_now(loop);
 }
@@ -124,10 +130,20 @@ void TcpConnection::Send(std::string frame) {
   if (!cipher.empty()) StartWrite(std::move(cipher));
 }
 
+void TcpConnection::UseMemberBudgets() {
+  if (options_.member_input_budget == nullptr || options_.member_output_budget == nullptr) return;
+  if (input_budget_ != nullptr) input_budget_->Release(input_charged_);
+  if (output_budget_ != nullptr) output_budget_->Release(queued_bytes_);
+  input_budget_ = options_.member_input_budget;
+  output_budget_ = options_.member_output_budget;
+  input_budget_->Take(input_charged_);
+  output_budget_->Take(queued_bytes_);
+}
+
 void TcpConnection::ReleaseBudgets() {
-  if (options_.output_budget != nullptr) options_.output_budget->Release(queued_bytes_);
+  if (output_budget_ != nullptr) output_budget_->Release(queued_bytes_);
   queued_bytes_ = 0;
-  if (options_.input_budget != nullptr) options_.input_budget->Release(input_charged_);
+  if (input_budget_ != nullptr) input_budget_->Release(input_charged_);
   input_charged_ = 0;
 }
 
@@ -174,9 +190,9 @@ bool TcpConnection::StartReading(std::string* error) {
 }
 
 void TcpConnection::StartWrite(std::string data) {
-  if (options_.output_budget != nullptr && !options_.output_budget->Charge(data.size())) {
+  if (output_budget_ != nullptr && !output_budget_->Charge(data.size())) {
     return Close(Status::Aborted("the node already holds " +
-                                 std::to_string(options_.output_budget->used()) +
+                                 std::to_string(output_budget_->used()) +
                                  " bytes of unsent output for slow readers; dropping this one"));
   }
   queued_bytes_ += data.size();
@@ -187,7 +203,7 @@ void TcpConnection::StartWrite(std::string data) {
                           &TcpConnection::OnWrite);
   if (rc < 0) {
     queued_bytes_ -= write->data.size();
-    if (options_.output_budget != nullptr) options_.output_budget->Release(write->data.size());
+    if (output_budget_ != nullptr) output_budget_->Release(write->data.size());
     delete write;
     Close(Status::IoError(UvError("cannot write", rc)));
   }
@@ -235,17 +251,21 @@ void TcpConnection::OnEstablished() {
                                             : std::string("a client, not a member")) +
         "; each member needs its own certificate naming its --listen address"));
   }
-  if (peer.role != Sender::Role::kMember) {
+  if (peer.role == Sender::Role::kMember) {
+    UseMemberBudgets();
+  } else {
     // Clients (and certificates that name no role) send single requests, never hand-overs.
     decoder_.set_max_frame_bytes(
         std::min(options_.max_frame_bytes, options_.client_max_frame_bytes));
   }
+  if (on_established_) on_established_(this);
 }
 
 void TcpConnection::Deliver(std::string_view plain) {
   decoder_.Feed(plain);
   wire::Envelope envelope;
   bool more = true;
+  bool completed = false;
   while (more && !closing_) {
     switch (decoder_.Next(&envelope)) {
       case FrameDecoder::Result::kNeedMore:
@@ -255,6 +275,7 @@ void TcpConnection::Deliver(std::string_view plain) {
         return Close(Status::InvalidArgument(decoder_.error()));
       case FrameDecoder::Result::kFrame:
         last_frame_ms_ = uv_now(loop_);
+        completed = true;
         if (on_frame_) on_frame_(this, envelope);
         break;
     }
@@ -262,14 +283,20 @@ void TcpConnection::Deliver(std::string_view plain) {
   if (closing_) return;
   // What waits for the rest of its frame counts against the node-wide input budget.
   const size_t buffered = decoder_.buffered();
-  partial_since_ms_ = buffered == 0 ? 0 : (partial_since_ms_ == 0 ? uv_now(loop_) : partial_since_ms_);
-  if (options_.input_budget == nullptr) return;
-  if (buffered > input_charged_ && !options_.input_budget->Charge(buffered - input_charged_)) {
+  // The frame deadline runs from the first byte of the frame still incomplete: a read that
+  // completed a frame and began the next starts the clock again.
+  if (buffered == 0) {
+    partial_since_ms_ = 0;
+  } else if (partial_since_ms_ == 0 || completed) {
+    partial_since_ms_ = uv_now(loop_);
+  }
+  if (input_budget_ == nullptr) return;
+  if (buffered > input_charged_ && !input_budget_->Charge(buffered - input_charged_)) {
     return Close(Status::Aborted("the node already holds " +
-                                 std::to_string(options_.input_budget->used()) +
+                                 std::to_string(input_budget_->used()) +
                                  " bytes of unfinished frames; this connection's is dropped"));
   }
-  if (buffered < input_charged_) options_.input_budget->Release(input_charged_ - buffered);
+  if (buffered < input_charged_) input_budget_->Release(input_charged_ - buffered);
   input_charged_ = buffered;
 }
 
@@ -278,8 +305,8 @@ void TcpConnection::OnWrite(uv_write_t* req, int status) {
   TcpConnection* conn = write->conn;  // alive: deletion waits for the close callback
   if (status == UV_ECANCELED || conn->closing_) return;  // Close released the budget
   conn->queued_bytes_ -= write->data.size();
-  if (conn->options_.output_budget != nullptr) {
-    conn->options_.output_budget->Release(write->data.size());
+  if (conn->output_budget_ != nullptr) {
+    conn->output_budget_->Release(write->data.size());
   }
   if (status < 0) conn->Close(Status::IoError(UvError("write failed", status)));
 }

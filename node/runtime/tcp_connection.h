@@ -43,7 +43,13 @@ class TcpConnection {
     const TlsContext* tls = nullptr;  // null: in the clear
     ByteBudget* input_budget = nullptr;   // node-wide: input of frames not yet complete
     ByteBudget* output_budget = nullptr;  // node-wide: output not yet written
+    // The budgets of connections whose peer proved itself a member (TLS): clients that fill
+    // theirs cannot close the ring's own connections. Null: members share the ones above.
+    ByteBudget* member_input_budget = nullptr;
+    ByteBudget* member_output_budget = nullptr;
   };
+  // Called once the TLS handshake has told who the peer is (never in the clear).
+  using EstablishedFn = std::function<void(TcpConnection* conn)>;
   // Called for every decoded frame while the connection is open.
   using FrameFn = std::function<void(TcpConnection* conn, const wire::Envelope& envelope)>;
   // Called once, from Close(). `why` is OK for an orderly close (local Close or end of
@@ -68,6 +74,9 @@ class TcpConnection {
 
   // Set once, right after creation.
   void SetCallbacks(FrameFn on_frame, CloseFn on_close);
+  void SetEstablishedCallback(EstablishedFn on_established) {
+    on_established_ = std::move(on_established);
+  }
 
   // Queues one encoded frame. Returns false if the connection is closing, or if the frame
   // would take the write queue past max_queued_bytes (the connection is then closed).
@@ -118,6 +127,8 @@ class TcpConnection {
   void OnEstablished();
   // Gives back every byte this connection holds of the node-wide budgets.
   void ReleaseBudgets();
+  // Moves what this connection holds to the members' budgets.
+  void UseMemberBudgets();
 
   static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
   static void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
@@ -135,6 +146,9 @@ class TcpConnection {
   FrameDecoder decoder_;
   FrameFn on_frame_;
   CloseFn on_close_;
+  EstablishedFn on_established_;
+  ByteBudget* input_budget_;   // options_'s, or the members' once the peer proved a member
+  ByteBudget* output_budget_;
   std::unique_ptr<TlsSession> tls_;
   std::deque<std::string> pending_;  // frames written before the connection was up
   size_t pending_bytes_ = 0;         // their size

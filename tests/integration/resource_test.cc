@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "protocol/chord.pb.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/raw_connection.h"
 #include "tools/client/chord_client.h"
@@ -110,6 +112,60 @@ TEST_F(ResourceTest, PartialFramesAreBoundedNodeWide) {
   std::cout << "RSS " << before << " MiB before, at most " << peak << " MiB while 480 MiB of "
             << "partial frames arrived\n";
   ExpectServes(target, "480 MiB of partial frames");
+}
+
+TEST_F(ResourceTest, AStreamOfFramesIsNotMistakenForASlowOne) {
+  NodeProcess* target = StartRing();
+  ASSERT_NE(target, nullptr);
+  // Status requests every 50 ms for 2 s (twice the frame deadline), each write ending four
+  // bytes into the next frame, so that some frame is always incomplete.
+  wire::Envelope status;
+  status.mutable_status();
+  std::string frames;
+  for (int i = 0; i < 41; ++i) {
+    status.set_request_id(static_cast<uint64_t>(i + 1));
+    std::string payload;
+    ASSERT_TRUE(status.SerializeToString(&payload));
+    frames += FrameHeader(static_cast<uint32_t>(payload.size())) + payload;
+  }
+  const size_t frame_bytes = frames.size() / 41;
+  RawConnection conn;
+  std::string error;
+  ASSERT_TRUE(conn.Connect(target->port(), &error)) << error;
+  size_t sent = 0;
+  for (int i = 0; i < 40; ++i) {
+    const size_t upto = std::min(frames.size(), (static_cast<size_t>(i) + 1) * frame_bytes + 4);
+    conn.Send(frames.substr(sent, upto - sent));
+    sent = upto;
+    ASSERT_FALSE(conn.WaitClosedByPeer(milliseconds(50)))
+        << "closed after " << i << " frames although every frame arrived within 50 ms";
+  }
+}
+
+TEST_F(ResourceTest, LargeFramesDoNotStayInMemoryOnceHandled) {
+  NodeProcess* target = StartRing();
+  ASSERT_NE(target, nullptr);
+  const uint64_t before = RssMiB(target->pid()).value_or(0);
+  // 24 connections each send one whole 15 MiB put (refused: the value is over 1 MiB) and stay
+  // open.
+  wire::Envelope put;
+  put.set_request_id(1);
+  put.mutable_put()->set_key("big");
+  put.mutable_put()->set_value(std::string(15u << 20, 'b'));
+  std::string payload;
+  ASSERT_TRUE(put.SerializeToString(&payload));
+  const std::string frame = FrameHeader(static_cast<uint32_t>(payload.size())) + payload;
+  std::vector<RawConnection> conns(24);
+  std::string error;
+  for (RawConnection& conn : conns) {
+    ASSERT_TRUE(conn.Connect(target->port(), &error)) << error;
+    conn.Send(frame);
+  }
+  std::this_thread::sleep_for(milliseconds(500));
+  const uint64_t after = RssMiB(target->pid()).value_or(0);
+  EXPECT_LT(after, before + 96) << "RSS went from " << before << " to " << after
+                                << " MiB with 24 handled 15 MiB frames";
+  ExpectServes(target, "24 handled 15 MiB frames");
 }
 
 TEST_F(ResourceTest, OneHostCannotTakeEveryConnection) {

@@ -80,25 +80,31 @@ TEST(AdmissionTest, RolesLimitClientRequests) {
 }
 
 TEST(AdmissionTest, AMemberSpeaksOnlyForItself) {
-  const Sender member = Sender::Member("10.0.0.1:4000", 2);
+  const Sender member = Sender::Member("10.0.0.1:4000", 1);
   for (const auto& e : MemberMessages(kSelf)) {
     EXPECT_EQ(AdmissionProblem(member, e), "") << e.ShortDebugString();
   }
-  EXPECT_EQ(AdmissionProblem(member, msg::Notify(NodeRef::ForAddress("10.0.0.1:4000#1"), false)),
-            "");
-  const std::vector<std::string> not_itself = {
-      "10.0.0.2:4000",    // another member
-      "10.0.0.1:04000",   // another spelling
-      "10.0.0.01:4000",   // another spelling
-      "10.0.0.1:4000#2",  // a vnode it does not have
-      "10.0.0.1:4001",    // another port of the same host
+  const Sender with_vnodes = Sender::Member("10.0.0.1:4000", 2);
+  for (const std::string addr : {"10.0.0.1:4000#0", "10.0.0.1:4000#1"}) {
+    EXPECT_EQ(AdmissionProblem(with_vnodes, msg::Notify(NodeRef::ForAddress(addr), false)), "");
+  }
+  const std::vector<std::pair<Sender, std::string>> not_itself = {
+      {member, "10.0.0.2:4000"},         // another member
+      {member, "10.0.0.1:04000"},        // another spelling
+      {member, "10.0.0.01:4000"},        // another spelling
+      {member, "10.0.0.1:4000#0"},       // an alias of a process without vnodes
+      {member, "10.0.0.1:4000#1"},       // a vnode it does not have
+      {member, "10.0.0.1:4001"},         // another port of the same host
+      {with_vnodes, "10.0.0.1:4000"},    // the bare address of a process with vnodes
+      {with_vnodes, "10.0.0.1:4000#2"},  // a vnode it does not have
+      {with_vnodes, "10.0.0.1:4000#01"}, // another spelling
   };
-  for (const std::string& addr : not_itself) {
+  for (const auto& [who, addr] : not_itself) {
     const NodeRef n = NodeRef::ForAddress(addr);
     for (const auto& e : {msg::Notify(n, false), msg::Leave(n, std::nullopt, {}),
                           msg::Transfer(n, {}, true), msg::Replicate(n, {}),
                           msg::SyncDigest(n, Id(), Id(), {})}) {
-      EXPECT_NE(AdmissionProblem(member, e), "") << addr << " " << e.ShortDebugString();
+      EXPECT_NE(AdmissionProblem(who, e), "") << addr << " " << e.ShortDebugString();
     }
   }
   // A member is also a client of every data operation.

@@ -25,6 +25,11 @@ bool AnswersAsMember(const wire::Envelope* response, const NodeRef& asked) {
 
 void NeighbourNotices::Ask(Step step, Check check) {
   if (checks_.size() >= kMaxChecks) return;
+  // One question per node and step at a time: repeated notices wait for the same answer.
+  for (const auto& [id, c] : checks_) {
+    if (c.step == step && c.asked == check.asked) return;
+  }
+  check.step = step;
   const uint64_t id = next_check_++;
   const NodeRef to = check.asked;
   checks_.emplace(id, std::move(check));

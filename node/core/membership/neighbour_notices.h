@@ -39,6 +39,7 @@ class NeighbourNotices {
     NodeRef candidate;       // kPingPredecessor: who replaces `asked` if it is dead
     bool wants_keys = false;
     wire::LeaveRequest leave;  // kConfirmLeaver
+    Step step = kPingPredecessor;
   };
 
   void Rectify(const NodeRef& n, bool wants_keys);
