@@ -2,7 +2,6 @@
 
 #include <charconv>
 
-#include "protocol/messages.h"
 #include "protocol/ring_address.h"
 
 namespace chord {
@@ -33,10 +32,6 @@ bool MemberOnly(const wire::Envelope& e) {
     case B::kPurge:
     case B::kReplicaSet:
       return true;
-    case B::kPut:
-    case B::kGet:
-    case B::kDel:
-      return msg::IsDirect(e);
     default:
       return false;
   }
@@ -73,6 +68,27 @@ bool SpeaksForItself(const Sender& s, const std::string& addr) {
 }
 
 }  // namespace
+
+bool IsClient(const Sender& sender) {
+  return sender.role == Role::kReader || sender.role == Role::kWriter ||
+         sender.role == Role::kAdmin;
+}
+
+wire::Envelope ClientRequest(const wire::Envelope& request) {
+  wire::Envelope out = request;
+  if (out.has_put()) {
+    out.mutable_put()->clear_version();
+    out.mutable_put()->clear_writer();
+    out.mutable_put()->clear_suspect();
+  } else if (out.has_del()) {
+    out.mutable_del()->clear_version();
+    out.mutable_del()->clear_writer();
+    out.mutable_del()->clear_suspect();
+  } else if (out.has_get()) {
+    out.mutable_get()->clear_suspect();
+  }
+  return out;
+}
 
 std::string AdmissionProblem(const Sender& sender, const wire::Envelope& request) {
   const Role role = sender.role;

@@ -1,5 +1,6 @@
-// Admission: who may say what. Ring maintenance and replication messages, and data requests
-// marked `direct` (from a coordinating node), come only from members; a member speaks only
+// Admission: who may say what. Ring maintenance and replication messages come only from
+// members (a client may send data requests marked `direct` to the owner it computed, but
+// ClientRequest strips what only a coordinator may set); a member speaks only
 // for itself (every node it names as the sender, in Notify.node, Leave.node and the `from` of
 // Transfer, Replicate and SyncDigest, is a ring position of its certified process, below its
 // vnode count); ListKeys needs an admin; puts and deletes a writer; gets, lookups and status
@@ -16,6 +17,13 @@ namespace chord {
 
 // "" when `sender` may make `request`; otherwise the one sentence it is refused with.
 std::string AdmissionProblem(const Sender& sender, const wire::Envelope& request);
+
+// Whether `sender` is an authenticated client (not a member, not unchecked).
+bool IsClient(const Sender& sender);
+
+// A client's data request without the fields only a coordinating member may set: the version
+// and writer of a write (the owner versions it) and the suspect.
+wire::Envelope ClientRequest(const wire::Envelope& request);
 
 }  // namespace chord
 

@@ -78,6 +78,8 @@ void ChordNode::OnRequest(const Clock& now, ReplyToken from, const wire::Envelop
                               "the request arrived " + std::to_string(now.wall_ms - deadline) +
                                   " ms after its deadline and was not served; if this repeats, "
                                   "check that the nodes' clocks agree"));
+  } else if (IsClient(sender) && (request.has_put() || request.has_del() || request.has_get())) {
+    Dispatch(from, ClientRequest(request), sender);
   } else {
     Dispatch(from, request, sender);
   }
@@ -197,10 +199,8 @@ void ChordNode::Dispatch(ReplyToken from, const wire::Envelope& request, const S
     case B::kPut:
     case B::kGet:
     case B::kDel:
-      // A suspect travels between coordinators; a client's is not believed.
-      if (sender.role == Sender::Role::kUnchecked || sender.role == Sender::Role::kMember) {
-        if (auto suspect = Id::FromBytes(msg::Suspect(request))) membership_.Suspect(*suspect);
-      }
+      // A client's suspect was cleared on the way in (ClientRequest).
+      if (auto suspect = Id::FromBytes(msg::Suspect(request))) membership_.Suspect(*suspect);
       if (msg::IsDirect(request)) return owner_.HandleDirect(from, request);
       return data_.HandleRequest(from, request);
     case B::kLookup:

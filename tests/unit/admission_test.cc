@@ -34,10 +34,7 @@ std::vector<wire::Envelope> MemberMessages(const NodeRef& as) {
           msg::SyncDigest(as, Id(), Id(), {1}),
           msg::SyncPull(Id(), Id(), 1, {0}, 1000, std::nullopt),
           msg::Purge({r}),
-          msg::ReplicaSet(),
-          msg::AsDirect(msg::Put("k", "v")),
-          msg::AsDirect(msg::Get("k")),
-          msg::AsDirect(msg::Delete("k"))};
+          msg::ReplicaSet()};
 }
 
 wire::Envelope ListKeys() {
@@ -77,6 +74,26 @@ TEST(AdmissionTest, RolesLimitClientRequests) {
   EXPECT_NE(AdmissionProblem(nobody, msg::Get("k")), "");
   EXPECT_EQ(AdmissionProblem(reader, msg::Put("k", "v")),
             "this certificate may only read; writing needs a writer or admin certificate");
+  // Direct requests (the client computed the owner) follow the same roles.
+  EXPECT_EQ(AdmissionProblem(reader, msg::AsDirect(msg::Get("k"))), "");
+  EXPECT_NE(AdmissionProblem(reader, msg::AsDirect(msg::Put("k", "v"))), "");
+  EXPECT_EQ(AdmissionProblem(writer, msg::AsDirect(msg::Put("k", "v"))), "");
+}
+
+TEST(AdmissionTest, AClientsWriteLosesWhatOnlyACoordinatorMaySet) {
+  wire::Envelope put = msg::AsDirect(msg::Put("k", "v"));
+  put.mutable_put()->set_version(uint64_t{1} << 62);
+  put.mutable_put()->set_writer(std::string(20, 'w'));
+  put.mutable_put()->set_suspect(std::string(20, 's'));
+  const wire::Envelope clean = ClientRequest(put);
+  EXPECT_EQ(clean.put().version(), 0u);
+  EXPECT_EQ(clean.put().writer(), "");
+  EXPECT_EQ(clean.put().suspect(), "");
+  EXPECT_TRUE(clean.put().direct());
+  EXPECT_EQ(clean.put().value(), "v");
+  EXPECT_TRUE(IsClient(Sender::Client(Role::kWriter)));
+  EXPECT_FALSE(IsClient(Sender{}));
+  EXPECT_FALSE(IsClient(Sender::Member("10.0.0.1:4000", 1)));
 }
 
 TEST(AdmissionTest, AMemberSpeaksOnlyForItself) {
