@@ -63,8 +63,11 @@ PeerIdentity FromUri(std::string_view uri) {
   return id;
 }
 
+// The first error on this thread's OpenSSL error queue, which it empties: a stale error would
+// make SSL_get_error misreport the next TLS operation on this thread.
 std::string OpenSslError() {
   const unsigned long e = ERR_get_error();
+  ERR_clear_error();
   if (e == 0) return "no further detail";
   char buf[256];
   ERR_error_string_n(e, buf, sizeof(buf));
@@ -103,22 +106,29 @@ Result<std::unique_ptr<TlsContext>> TlsContext::Create(const TlsFiles& files) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_method());
   if (ctx == nullptr) return Status::IoError("cannot create a TLS context: " + OpenSslError());
   auto fail = [ctx](const std::string& sentence) -> Status {
+    ERR_clear_error();
     SSL_CTX_free(ctx);
     return Status::InvalidArgument(sentence);
   };
   SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+  // Connections are long-lived and never resumed: no session tickets.
+  SSL_CTX_set_num_tickets(ctx, 0);
   if (SSL_CTX_use_certificate_chain_file(ctx, files.cert.c_str()) != 1) {
     return fail("cannot load the certificate " + files.cert + " (" + OpenSslError() +
                 "); give a PEM certificate made with scripts/certs.sh");
   }
+  const std::string mismatch = "the key " + files.key + " does not belong to the certificate " +
+                               files.cert + "; give the pair scripts/certs.sh made together";
   if (SSL_CTX_use_PrivateKey_file(ctx, files.key.c_str(), SSL_FILETYPE_PEM) != 1) {
+    // A key of the certificate's type is checked against it here already.
+    const unsigned long e = ERR_peek_last_error();
+    if (ERR_GET_LIB(e) == ERR_LIB_X509 && ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH) {
+      return fail(mismatch);
+    }
     return fail("cannot load the private key " + files.key + " (" + OpenSslError() +
                 "); give the PEM key that goes with the certificate");
   }
-  if (SSL_CTX_check_private_key(ctx) != 1) {
-    return fail("the key " + files.key + " does not belong to the certificate " + files.cert +
-                "; give the pair scripts/certs.sh made together");
-  }
+  if (SSL_CTX_check_private_key(ctx) != 1) return fail(mismatch);
   if (SSL_CTX_load_verify_locations(ctx, files.ca.c_str(), nullptr) != 1) {
     return fail("cannot load the CA certificate " + files.ca + " (" + OpenSslError() +
                 "); give the cluster CA's ca.pem");

@@ -45,6 +45,7 @@ class TlsSession {
   Status Handshake(std::string* out);
   Status Encrypt(std::string_view plain, std::string* out);
   std::string ErrorSentence(int rc, const char* what);
+  Status NotReady() const;
 
   SSL* ssl_ = nullptr;
   BIO* in_ = nullptr;   // ciphertext from the peer (owned by ssl_)

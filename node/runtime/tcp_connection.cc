@@ -233,11 +233,16 @@ void TcpConnection::HandleRead(ssize_t nread, const uv_buf_t* buf) {
   std::string plain;
   std::string out;
   Status s = tls_->Receive(bytes, &plain, &out);
+  if (s.ok() && !was_established && tls_->established()) {
+    // Who the peer is is checked before anything queued for it leaves (the session encrypts
+    // what waited for the handshake into `out`).
+    OnEstablished();
+    if (closing_) return;
+  }
   if (!out.empty()) StartWrite(std::move(out));
   if (!s.ok()) {
     return Close(s.code() == Status::Code::kAborted ? Status::Ok() : s);  // an orderly TLS close
   }
-  if (!was_established && tls_->established()) OnEstablished();
   if (!closing_ && !plain.empty()) Deliver(plain);
 }
 
