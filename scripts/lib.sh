@@ -3,12 +3,14 @@
 # Debian packages the build needs, and configuring + building one build directory.
 # Source it (do not run it); it expects `set -euo pipefail` in the caller.
 
-# The Debian packages chord builds and tests with (openssl: the CLI scripts/certs.sh runs).
+# The Debian packages chord builds and tests with (openssl: the CLI scripts/certs.sh runs;
+# clang and libclang-rt-14-dev: the libFuzzer targets of scripts/fuzz.sh).
 CHORD_DEB_PACKAGES=(
   cmake g++ make pkg-config
   libuv1-dev libssl-dev libprotobuf-dev protobuf-compiler libspdlog-dev libcli11-dev
   nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev librocksdb-dev
-  iproute2 openssl
+  iproute2
+  clang libclang-rt-14-dev openssl
 )
 
 # The repository root (the parent of scripts/).

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds chord, and runs every test: the unit and integration tests
 # of a RelWithDebInfo build in build/, then the unit tests again under AddressSanitizer and
-# UndefinedBehaviorSanitizer in build-asan/ (with the simulation tests). Exits non-zero on the
+# UndefinedBehaviorSanitizer in build-asan/ (with the simulation tests), then each libFuzzer
+# target for a bounded time (scripts/fuzz.sh, clang, build-fuzz/). Exits non-zero on the
 # first failure.
-# Environment: JOBS (parallel jobs, default: number of CPUs).
+# Environment: JOBS (parallel jobs, default: number of CPUs); FUZZ_SECONDS (per fuzz target,
+# default 20).
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -34,5 +36,13 @@ chord_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORD_WERROR=ON -DCHO
 
 chord_section "Unit and simulation tests under sanitizers (build-asan/)"
 ctest --test-dir build-asan --output-on-failure -j "$CHORD_JOBS" -LE integration
+
+chord_section "Fuzzing: each libFuzzer target for ${FUZZ_SECONDS:-20} s (clang, build-fuzz/)"
+# Skipped, with the reason, where clang or libFuzzer is missing (exit 77).
+fuzz_rc=0
+scripts/fuzz.sh "${FUZZ_SECONDS:-20}" || fuzz_rc=$?
+if [[ $fuzz_rc -ne 0 && $fuzz_rc -ne 77 ]]; then
+  exit "$fuzz_rc"
+fi
 
 chord_section "All tests passed"

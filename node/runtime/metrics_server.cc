@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "node/runtime/http_request_head.h"
 #include "node/runtime/prometheus_text.h"
 #include "node/runtime/tcp_listener.h"
 #include "spdlog/spdlog.h"
@@ -16,73 +17,28 @@ namespace {
 
 // Size of the buffer one read lands in; reads are handled synchronously, so one per thread.
 constexpr size_t kReadBufferBytes = 16 << 10;
-// Longest accepted method name.
-constexpr size_t kMaxMethodBytes = 16;
 // How long a client may keep the connection open after its answer was written.
 constexpr uint64_t kLingerMs = 1'000;
 // Longest interval between two deadline checks.
 constexpr uint64_t kMaxSweepMs = 1'000;
 
-bool IsTokenChar(char c) {
-  if (c >= 'a' && c <= 'z') return true;
-  if (c >= 'A' && c <= 'Z') return true;
-  if (c >= '0' && c <= '9') return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool IsControl(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
-
-// Whether `partial`, the start of a request line not yet ended by a line feed, can still
-// become a valid one.
-bool PlausibleRequestLinePrefix(std::string_view partial) {
-  const size_t space = partial.find(' ');
-  const std::string_view method = partial.substr(0, space);
-  if (method.size() > kMaxMethodBytes) return false;
-  if (!std::all_of(method.begin(), method.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) {
-    return false;
+// The source host of a connection, as per-host limits count it and log lines show it: the
+// IPv4 address, the /64 prefix of an IPv6 address (one host commonly holds a whole /64).
+std::string SourceHost(const sockaddr_storage& peer) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (peer.ss_family == AF_INET) {
+    if (uv_ip4_name(reinterpret_cast<const sockaddr_in*>(&peer), text, sizeof(text)) != 0) {
+      return "?";
+    }
+    return text;
   }
-  if (space == std::string_view::npos) return true;
-  const std::string_view rest = partial.substr(space + 1);
-  // A carriage return may only end the line, which has not come yet: allow it as the last.
-  for (size_t i = 0; i < rest.size(); ++i) {
-    if (IsControl(rest[i]) && !(rest[i] == '\r' && i + 1 == rest.size())) return false;
+  if (peer.ss_family == AF_INET6) {
+    sockaddr_in6 prefix = *reinterpret_cast<const sockaddr_in6*>(&peer);
+    std::fill(prefix.sin6_addr.s6_addr + 8, prefix.sin6_addr.s6_addr + 16, uint8_t{0});
+    if (uv_ip6_name(&prefix, text, sizeof(text)) != 0) return "?";
+    return std::string(text) + "/64";
   }
-  return true;
-}
-
-struct RequestLine {
-  std::string_view method;
-  std::string_view target;
-};
-
-// "METHOD SP TARGET SP HTTP/1.x" (without the line end); false for anything else.
-bool ParseRequestLine(std::string_view line, RequestLine* out) {
-  const size_t first = line.find(' ');
-  const size_t last = line.rfind(' ');
-  if (first == std::string_view::npos || first == last) return false;
-  const std::string_view method = line.substr(0, first);
-  const std::string_view target = line.substr(first + 1, last - first - 1);
-  const std::string_view version = line.substr(last + 1);
-  if (method.empty() || method.size() > kMaxMethodBytes) return false;
-  if (!std::all_of(method.begin(), method.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) {
-    return false;
-  }
-  if (target.empty() || target.find(' ') != std::string_view::npos) return false;
-  if (std::any_of(target.begin(), target.end(), IsControl)) return false;
-  if (version != "HTTP/1.1" && version != "HTTP/1.0") return false;
-  out->method = method;
-  out->target = target;
-  return true;
-}
-
-// "Name: value" with a token name and no control characters but tabs in the value.
-bool ValidHeaderLine(std::string_view line) {
-  const size_t colon = line.find(':');
-  if (colon == 0 || colon == std::string_view::npos) return false;
-  const std::string_view name = line.substr(0, colon);
-  if (!std::all_of(name.begin(), name.end(), IsTokenChar)) return false;
-  const std::string_view value = line.substr(colon + 1);
-  return std::none_of(value.begin(), value.end(), [](char c) { return IsControl(c) && c != '\t'; });
+  return "?";
 }
 
 struct WriteRequest {
@@ -97,16 +53,26 @@ struct WriteRequest {
 // destroying it closes the socket.
 class MetricsServer::Connection {
  public:
-  Connection(MetricsServer* server, uint64_t id, uint64_t deadline_ms)
-      : server_(server), id_(id), deadline_ms_(deadline_ms) {}
+  Connection(MetricsServer* server, uint64_t id, uint64_t now_ms)
+      : server_(server),
+        id_(id),
+        request_deadline_ms_(now_ms + server->options_.request_timeout_ms),
+        deadline_ms_(std::min(request_deadline_ms_, now_ms + server->options_.head_timeout_ms)) {}
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // Accepts the pending connection of `listener` and starts reading. False on failure, with
-  // the reason in *error (the socket, if any, is closed by the destructor).
+  // Accepts the pending connection of `listener`, learns its source host and starts reading.
+  // False on failure, with the reason in *error (the socket, if any, is closed by the
+  // destructor).
   bool Accept(uv_stream_t* listener, std::string* error) {
     int rc = tcp_.Init([listener](uv_tcp_t* h) { return uv_tcp_init(listener->loop, h); });
     if (rc == 0) rc = uv_accept(listener, Stream());
+    if (rc == 0) {
+      sockaddr_storage peer{};
+      int len = sizeof(peer);
+      rc = uv_tcp_getpeername(tcp_.get(), reinterpret_cast<sockaddr*>(&peer), &len);
+      if (rc == 0) host_ = SourceHost(peer);
+    }
     if (rc == 0) {
       tcp_.get()->data = this;
       rc = uv_read_start(Stream(), &Connection::OnAlloc, &Connection::OnRead);
@@ -118,11 +84,12 @@ class MetricsServer::Connection {
     return true;
   }
 
+  const std::string& host() const { return host_; }
+  // When the connection is closed unless it has finished by then: its head is due earlier than
+  // its answer.
   uint64_t deadline_ms() const { return deadline_ms_; }
 
  private:
-  enum class Parse { kNeedMore, kComplete, kGarbage };
-
   uv_stream_t* Stream() { return reinterpret_cast<uv_stream_t*>(tcp_.get()); }
 
   static void OnAlloc(uv_handle_t* /*handle*/, size_t /*suggested*/, uv_buf_t* buf) {
@@ -142,88 +109,64 @@ class MetricsServer::Connection {
       return;
     }
     const size_t n = static_cast<size_t>(nread);
-    received_ += n;
+    const size_t max_bytes = server_->options_.max_request_bytes;
     if (responded_) {
       // Waiting for the client to close; what it still sends is ignored, within bounds.
-      if (received_ > 2 * server_->options_.max_request_bytes) server_->Drop(id_);
+      drained_ += n;
+      if (drained_ > 2 * max_bytes) server_->Drop(id_);
       return;
     }
-    request_.append(buf->base, n);
-    switch (ParseRequest()) {
-      case Parse::kNeedMore:
-        if (request_.size() > server_->options_.max_request_bytes) {
-          spdlog::debug("metrics: closing a connection whose request exceeds {} bytes",
-                        server_->options_.max_request_bytes);
-          server_->Drop(id_);
-        }
+    // The parser decides by the first max_bytes + 1 bytes at the latest: keep no more.
+    request_.append(buf->base, std::min(n, max_bytes + 1 - std::min(request_.size(), max_bytes)));
+    const HttpRequestHead head = ParseHttpRequestHead(request_, max_bytes, &scan_);
+    switch (head.status) {
+      case HttpHeadStatus::kNeedMore:
         return;
-      case Parse::kGarbage:
-        spdlog::debug("metrics: closing a connection that sent something other than HTTP");
+      case HttpHeadStatus::kBadRequest:
+        spdlog::debug("metrics: closing a connection from {} that sent no HTTP request: {}", host_,
+                      head.error);
         server_->Drop(id_);
         return;
-      case Parse::kComplete:
-        Respond();
+      case HttpHeadStatus::kTooLarge:
+        spdlog::debug("metrics: answering 431 to {}: the request head exceeds {} bytes", host_,
+                      max_bytes);
+        Respond(431, "Request Header Fields Too Large", "text/plain; charset=utf-8", "",
+                "The request head exceeds " + std::to_string(max_bytes) + " bytes.\n",
+                /*with_body=*/true);
+        return;
+      case HttpHeadStatus::kComplete:
+        RespondTo(head.method, head.target);
         return;
     }
   }
 
-  Parse ParseRequest() {
-    while (true) {
-      const size_t nl = request_.find('\n', line_start_);
-      if (nl == std::string::npos) {
-        if (!have_request_line_ &&
-            !PlausibleRequestLinePrefix(std::string_view(request_).substr(line_start_))) {
-          return Parse::kGarbage;
-        }
-        return Parse::kNeedMore;
-      }
-      if (nl - line_start_ > server_->options_.max_request_bytes) return Parse::kGarbage;
-      std::string_view line(request_.data() + line_start_, nl - line_start_);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      line_start_ = nl + 1;
-      if (!have_request_line_) {
-        RequestLine parsed;
-        if (!ParseRequestLine(line, &parsed)) return Parse::kGarbage;
-        method_ = std::string(parsed.method);
-        target_ = std::string(parsed.target);
-        have_request_line_ = true;
-        continue;
-      }
-      if (line.empty()) return Parse::kComplete;
-      if (!ValidHeaderLine(line)) return Parse::kGarbage;
+  void RespondTo(std::string_view method, std::string_view target) {
+    const bool head = method == "HEAD";
+    const std::string_view path = target.substr(0, target.find('?'));
+    if (method != "GET" && !head) {
+      Respond(405, "Method Not Allowed", "text/plain; charset=utf-8", "Allow: GET, HEAD\r\n",
+              "Only GET and HEAD are supported; metrics are at GET /metrics.\n", true);
+    } else if (path != "/metrics") {
+      Respond(404, "Not Found", "text/plain; charset=utf-8", "",
+              "Not found; metrics are at /metrics.\n", !head);
+    } else {
+      Respond(200, "OK", std::string(kPrometheusContentType), "", server_->render_(), !head);
     }
   }
 
-  void Respond() {
+  // Writes the one answer of this connection (the body only `with_body`; its length always),
+  // then shuts down. May destroy this connection.
+  void Respond(int code, std::string_view reason, const std::string& content_type,
+               std::string_view extra_headers, const std::string& body, bool with_body) {
     responded_ = true;
     request_.clear();
     request_.shrink_to_fit();
-    const bool head = method_ == "HEAD";
-    const std::string_view path = std::string_view(target_).substr(0, target_.find('?'));
-    int code = 200;
-    std::string_view reason = "OK";
-    std::string content_type(kPrometheusContentType);
-    std::string extra_headers;
-    std::string body;
-    if (method_ != "GET" && !head) {
-      code = 405;
-      reason = "Method Not Allowed";
-      content_type = "text/plain; charset=utf-8";
-      extra_headers = "Allow: GET, HEAD\r\n";
-      body = "Only GET and HEAD are supported; metrics are at GET /metrics.\n";
-    } else if (path != "/metrics") {
-      code = 404;
-      reason = "Not Found";
-      content_type = "text/plain; charset=utf-8";
-      body = "Not found; metrics are at /metrics.\n";
-    } else {
-      body = server_->render_();
-    }
+    deadline_ms_ = request_deadline_ms_;
     std::string response = "HTTP/1.1 " + std::to_string(code) + " " + std::string(reason) +
                            "\r\nContent-Type: " + content_type +
                            "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
-                           extra_headers + "Connection: close\r\n\r\n";
-    if (!head) response += body;
+                           std::string(extra_headers) + "Connection: close\r\n\r\n";
+    if (with_body) response += body;
 
     auto* write = new WriteRequest{{}, std::move(response)};
     write->req.data = write;
@@ -267,15 +210,14 @@ class MetricsServer::Connection {
 
   MetricsServer* server_;
   const uint64_t id_;
+  const uint64_t request_deadline_ms_;
   uint64_t deadline_ms_;
   UvHandle<uv_tcp_t> tcp_;
-  std::string request_;
-  size_t line_start_ = 0;  // where the next unparsed line of request_ begins
-  size_t received_ = 0;
-  bool have_request_line_ = false;
+  std::string host_ = "?";
+  std::string request_;  // the head so far (at most max_request_bytes + 1 bytes)
+  HttpHeadScan scan_;    // how far request_ has been parsed
+  size_t drained_ = 0;   // bytes read after the answer
   bool responded_ = false;
-  std::string method_;
-  std::string target_;
 };
 
 MetricsServer::MetricsServer(uv_loop_t* loop, RenderFn render, Options options)
@@ -292,8 +234,8 @@ Status MetricsServer::Listen(const sockaddr_in& addr, const std::string& name) {
     return Status::IoError(std::string("cannot create the metrics timer: ") + uv_strerror(rc));
   }
   sweep_timer_.get()->data = this;
-  const uint64_t every_ms =
-      std::clamp<uint64_t>(options_.request_timeout_ms / 4, uint64_t{1}, kMaxSweepMs);
+  const uint64_t shortest_ms = std::min(options_.head_timeout_ms, options_.request_timeout_ms);
+  const uint64_t every_ms = std::clamp<uint64_t>(shortest_ms / 4, uint64_t{1}, kMaxSweepMs);
   uv_timer_start(
       sweep_timer_.get(),
       [](uv_timer_t* h) {
@@ -321,21 +263,34 @@ void MetricsServer::Close() {
   sweep_timer_.Close();
   auto connections = std::move(connections_);
   connections_.clear();
+  per_host_.clear();
   connections.clear();  // closes every socket
+}
+
+size_t MetricsServer::connection_count(const std::string& host) const {
+  auto it = per_host_.find(host);
+  return it == per_host_.end() ? 0 : it->second;
 }
 
 void MetricsServer::OnAccept(uv_stream_t* server) {
   const uint64_t id = next_id_++;
-  auto conn = std::make_unique<Connection>(this, id, uv_now(loop_) + options_.request_timeout_ms);
+  auto conn = std::make_unique<Connection>(this, id, uv_now(loop_));
   std::string error;
   if (!conn->Accept(server, &error)) {
     spdlog::warn("metrics: {}", error);
     return;
   }
   if (closed_ || connections_.size() >= options_.max_connections) {
-    spdlog::debug("metrics: refused a connection: already {} open", connections_.size());
+    spdlog::debug("metrics: refused a connection from {}: already {} open", conn->host(),
+                  connections_.size());
     return;  // accepted, and closed by the destructor
   }
+  if (connection_count(conn->host()) >= options_.max_connections_per_host) {
+    spdlog::debug("metrics: refused a connection from {}: already {} open from there", conn->host(),
+                  connection_count(conn->host()));
+    return;
+  }
+  CountHost(conn->host(), +1);
   connections_.emplace(id, std::move(conn));
 }
 
@@ -344,7 +299,18 @@ void MetricsServer::Drop(uint64_t id) {
   if (it == connections_.end()) return;
   std::unique_ptr<Connection> conn = std::move(it->second);
   connections_.erase(it);
+  CountHost(conn->host(), -1);
   // `conn` goes out of scope here and closes the socket.
+}
+
+void MetricsServer::CountHost(const std::string& host, int delta) {
+  if (delta > 0) {
+    ++per_host_[host];
+    return;
+  }
+  auto it = per_host_.find(host);
+  if (it == per_host_.end()) return;
+  if (--it->second == 0) per_host_.erase(it);
 }
 
 void MetricsServer::Sweep() {

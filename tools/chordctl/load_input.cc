@@ -132,9 +132,14 @@ LoadRecord ParseLoadLine(std::string_view line, size_t max_value_bytes) {
   }
   bool parsed = false;
   if (line.front() == '{') {
-    parsed = ParseJson(line, &record);
+    const size_t tab = line.find('\t');
+    // A tab after a whole JSON value can only be the separator of a dump line whose key is
+    // such a value: JSON lines do not end in tabs.
+    const bool key_is_json =
+        tab != std::string_view::npos && nlohmann::json::accept(line.substr(0, tab));
+    if (!key_is_json) parsed = ParseJson(line, &record);
     // Not a JSON record but holds a tab: a TSV line whose key starts with '{'.
-    if (!parsed && line.find('\t') != std::string_view::npos) {
+    if (!parsed && tab != std::string_view::npos) {
       record.error.clear();
       parsed = ParseTsv(line, &record);
     }

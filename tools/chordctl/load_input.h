@@ -1,9 +1,11 @@
 // LoadInput: the input format of `chordctl load`. Each line is either TSV `key<TAB>value`
 // with the escapes `dump` writes (\t \n \r \\; see EscapeTsv in render.h), so that
 // `chordctl dump | chordctl load -` round-trips, or one JSON object
-// {"key": "...", "value": "..."}: a line starting with '{' is read as JSON, unless it is not
-// such an object and holds a tab, when it is TSV with a key that starts with '{' (the one
-// dump line this misreads is a key that is itself such a JSON object, with an empty value).
+// {"key": "...", "value": "..."}: a line starting with '{' is read as JSON, unless it holds a
+// tab and is not such an object, or its first tab follows a whole JSON value (a dump line
+// whose key is JSON text), when it is TSV with a key that starts with '{'. The one dump line
+// this misreads is a key that is the start of such an object, cut where JSON allows a tab,
+// with a value that is the rest of it (key `{"key": "a",`, value `"value": "b"}`).
 // Also the bounded line reader that splits the input. Pure parsing, no network; called by
 // chordctl load.
 #ifndef CHORD_TOOLS_CHORDCTL_LOAD_INPUT_H_
