@@ -74,6 +74,18 @@ bool IsClient(const Sender& sender) {
          sender.role == Role::kAdmin;
 }
 
+bool CarriesCoordinatorFields(const wire::Envelope& request) {
+  if (request.has_put()) {
+    const auto& p = request.put();
+    return p.version() != 0 || !p.writer().empty() || !p.suspect().empty();
+  }
+  if (request.has_del()) {
+    const auto& d = request.del();
+    return d.version() != 0 || !d.writer().empty() || !d.suspect().empty();
+  }
+  return request.has_get() && !request.get().suspect().empty();
+}
+
 wire::Envelope ClientRequest(const wire::Envelope& request) {
   wire::Envelope out = request;
   if (out.has_put()) {

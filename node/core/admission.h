@@ -21,8 +21,10 @@ std::string AdmissionProblem(const Sender& sender, const wire::Envelope& request
 // Whether `sender` is an authenticated client (not a member, not unchecked).
 bool IsClient(const Sender& sender);
 
-// A client's data request without the fields only a coordinating member may set: the version
-// and writer of a write (the owner versions it) and the suspect.
+// Whether `request` carries a field only a coordinating member may set: the version or writer
+// of a write (the owner versions it) or a suspect.
+bool CarriesCoordinatorFields(const wire::Envelope& request);
+// `request` without those fields.
 wire::Envelope ClientRequest(const wire::Envelope& request);
 
 }  // namespace chord

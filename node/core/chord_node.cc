@@ -78,7 +78,8 @@ void ChordNode::OnRequest(const Clock& now, ReplyToken from, const wire::Envelop
                               "the request arrived " + std::to_string(now.wall_ms - deadline) +
                                   " ms after its deadline and was not served; if this repeats, "
                                   "check that the nodes' clocks agree"));
-  } else if (IsClient(sender) && (request.has_put() || request.has_del() || request.has_get())) {
+  } else if (IsClient(sender) && CarriesCoordinatorFields(request)) {
+    // Copied only when there is something to strip: a client's values can be 1 MiB.
     Dispatch(from, ClientRequest(request), sender);
   } else {
     Dispatch(from, request, sender);

@@ -514,7 +514,7 @@ void NodeRuntime::OnAccept(uv_stream_t* server) {
     conn->Close();
     return;
   }
-  inbound_.emplace(conn->id(), Inbound{conn, host, uv_now(loop_.get()), reserved});
+  inbound_.emplace(conn->id(), Inbound{conn, host, uv_now(loop_.get()), reserved, std::nullopt});
   ++per_host_[host];
   if (reserved) ++reserved_in_use_;
   conn->SetCallbacks(
@@ -572,7 +572,12 @@ Sender NodeRuntime::SenderOf(const TcpConnection* conn) const {
 
 void NodeRuntime::OnInboundFrame(TcpConnection* conn, const wire::Envelope& envelope) {
   if (stopped_ || vnodes_.empty()) return;
-  const Sender sender = SenderOf(conn);
+  auto in = inbound_.find(conn->id());
+  if (in == inbound_.end()) return;
+  // Frames arrive only after the handshake, so who the peer is is known by the first one;
+  // it is worked out once per connection, not per request.
+  if (!in->second.sender) in->second.sender = SenderOf(conn);
+  const Sender sender = *in->second.sender;
   const uint32_t vnode = envelope.vnode();
   if (vnode >= vnodes_.size()) {
     // Answered here; the connection stays open for the requester's other requests.

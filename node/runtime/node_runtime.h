@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -144,6 +145,7 @@ class NodeRuntime final {
     std::string host;        // source address, without the port
     uint64_t accepted_ms = 0;
     bool reserved = false;   // took a member-reserved place: it must prove itself a member
+    std::optional<Sender> sender;  // who the peer is, once known (by the first frame)
   };
   // A dialed connection and the requests sent on it that have not been answered yet, by
   // the runtime's request id.
