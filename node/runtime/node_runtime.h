@@ -113,13 +113,6 @@ class NodeRuntime final {
   const RuntimeOptions& options() const { return options_; }
   bool stopped() const { return stopped_; }
   size_t inbound_connections() const { return inbound_.size(); }
-  // Bytes held now of the node-wide input and output budgets.
-  size_t buffered_input_bytes() const {
-    return input_budget_.used() + member_input_budget_.used();
-  }
-  size_t buffered_output_bytes() const {
-    return output_budget_.used() + member_output_budget_.used();
-  }
   size_t outbound_connections() const { return outbound_.size(); }
   // Every vnode's metrics in the Prometheus text format (what GET /metrics returns). Scans
   // the store.

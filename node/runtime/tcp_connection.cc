@@ -40,7 +40,7 @@ TcpConnection::TcpConnection(uv_loop_t* loop, uint64_t id, Options options)
       input_budget_(options.input_budget),
       output_budget_(options.output_budget) {
   tcp_.data = this;
-  last_read_ms_ = last_write_ms_ = last_frame_ms_ = uv_now(loop);
+  last_read_ms_ = last_frame_ms_ = uv_now(loop);
 }
 
 TcpConnection* TcpConnection::Accept(uv_stream_t* server, uint64_t id, Options options,
@@ -112,7 +112,6 @@ bool TcpConnection::Write(std::string frame) {
                           " bytes are waiting to be written; the peer is not reading"));
     return false;
   }
-  last_write_ms_ = uv_now(loop_);
   if (!connected_) {
     pending_bytes_ += frame.size();
     pending_.push_back(std::move(frame));

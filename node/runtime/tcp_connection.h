@@ -95,9 +95,8 @@ class TcpConnection {
   size_t queued_bytes() const {
     return queued_bytes_ + pending_bytes_ + (tls_ ? tls_->waiting_bytes() : 0);
   }
-  // Loop time (ms) of the last byte read, and of the last read or write.
+  // Loop time (ms) of the last byte read.
   uint64_t last_read_ms() const { return last_read_ms_; }
-  uint64_t last_activity_ms() const { return std::max(last_read_ms_, last_write_ms_); }
   // Loop time of the last complete frame received (or of the connection's start), and since
   // when a frame has been arriving without completing (0: none is).
   uint64_t last_frame_ms() const { return last_frame_ms_; }
@@ -155,7 +154,6 @@ class TcpConnection {
   size_t queued_bytes_ = 0;          // bytes handed to uv_write, not yet written
   size_t input_charged_ = 0;         // of options_.input_budget, for the decoder's buffer
   uint64_t last_read_ms_ = 0;
-  uint64_t last_write_ms_ = 0;
   uint64_t last_frame_ms_ = 0;
   uint64_t partial_since_ms_ = 0;
   bool connected_ = false;
