@@ -27,6 +27,7 @@ ChordNode::ChordNode(Store* store, NodeConfig config, NodeRef self, uint64_t see
       replication_(ctx_, hand_over_, lookups_),
       owner_(ctx_, replication_),
       data_(ctx_, lookups_, membership_, owner_, replication_),
+      watch_(ctx_),
       status_(ctx_, replication_.policy().replicas(), membership_) {
   membership_.set_listener(&replication_.policy());
   // Versions continue above everything already stored (a restart on the same data).
@@ -170,6 +171,8 @@ void ChordNode::Settle() {
         DeliverRpc(*op, &l.envelope);
       }
     } else {
+      // Changes published by this step reach the watchers waiting for them.
+      watch_.Wake();
       unsettled_ = false;
       return;
     }
@@ -220,6 +223,8 @@ void ChordNode::Dispatch(ReplyToken from, const wire::Envelope& request, const S
       return replication_.purge().HandlePurge(from, request);
     case B::kReplicaSet:
       return replication_.server().HandleReplicaSet(from, request);
+    case B::kWatch:
+      return watch_.HandleRequest(from, request);
     default:
       return ctx_.out.Reply(
           from, request.request_id(),
@@ -307,6 +312,8 @@ void ChordNode::OnTimer(OpRef op) {
       return membership_.OnTimer(op);
     case OpKind::kDataOp:
       return data_.OnTimer(op);
+    case OpKind::kWatch:
+      return watch_.OnTimer(op);
     default:
       return;
   }
@@ -316,6 +323,7 @@ void ChordNode::Round() {
   if (!ctx_.ring.joined()) return;
   membership_.Round();
   replication_.Round();
+  watch_.Round();
   ScheduleRound();
 }
 

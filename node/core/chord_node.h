@@ -33,12 +33,13 @@
 #include "node/core/node_metrics.h"
 #include "node/core/node_status.h"
 #include "node/core/ready.h"
-#include "protocol/sender.h"
 #include "node/core/replication/replication.h"
+#include "node/core/watch/watch_service.h"
 #include "node/storage/store.h"
 #include "protocol/chord.pb.h"
 #include "protocol/id.h"
 #include "protocol/node_ref.h"
+#include "protocol/sender.h"
 
 namespace chord {
 
@@ -130,6 +131,7 @@ class ChordNode {
   Replication replication_;
   OwnerService owner_;
   DataService data_;
+  WatchService watch_;
   NodeStatus status_;
   bool maintenance_ = true;
   bool left_ = false;

@@ -1,5 +1,6 @@
 #include "node/core/hand_over.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -56,8 +57,14 @@ void HandOver::Send(Batch batch, const std::optional<Id>& after) {
   std::vector<wire::Record> records;
   records.reserve(page.records.size());
   for (auto& [id, rec] : page.records) records.push_back(std::move(rec));
-  ctx_.out.Send(batch.to, msg::Transfer(ctx_.self(), std::move(records), !page.more),
-                ctx_.config.transfer_timeout_ms, OpRef{OpKind::kHandOver, 0, 0, batch.id});
+  std::vector<std::string> watched;
+  for (const wire::Record& rec : records) {
+    if (ctx_.watches.Watched(rec.key())) watched.push_back(rec.key());
+  }
+  wire::Envelope transfer = msg::Transfer(ctx_.self(), std::move(records), !page.more);
+  for (std::string& key : watched) transfer.mutable_transfer()->add_watched_keys(std::move(key));
+  ctx_.out.Send(batch.to, std::move(transfer), ctx_.config.transfer_timeout_ms,
+                OpRef{OpKind::kHandOver, 0, 0, batch.id});
   current_ = std::move(batch);
 }
 
@@ -138,6 +145,16 @@ void HandOver::HandleTransfer(ReplyToken from, const wire::Envelope& request) {
     }
   }
   if (r->code() == wire::OK) {
+    // Keys that watchers follow: their changes are kept from the version handed over on.
+    // At most one watched key per record of the batch is looked at.
+    for (int i = 0; i < std::min(t.watched_keys_size(), t.records_size()); ++i) {
+      const std::string& key = t.watched_keys(i);
+      const bool in_batch = std::any_of(t.records().begin(), t.records().end(),
+                                        [&](const wire::Record& rec) { return rec.key() == key; });
+      wire::Record current;
+      if (!in_batch || !ctx_.store()->Get(Id::Sha1(key), key, &current).ok()) continue;
+      ctx_.watches.Watch(key, &current, ctx_.now.mono_ms);
+    }
     ctx_.counters.keys_received += static_cast<uint64_t>(t.records_size());
     if (t.records_size() > 0) {
       ctx_.Log(LogLevel::kInfo,

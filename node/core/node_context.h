@@ -20,6 +20,7 @@
 #include "node/core/ring_state.h"
 #include "node/core/timers.h"
 #include "node/core/version_clock.h"
+#include "node/core/watch/watch_log.h"
 #include "node/storage/store.h"
 
 namespace chord {
@@ -28,7 +29,7 @@ struct NodeContext {
   NodeContext(const NodeConfig& cfg, NodeRef self, Store* store, uint64_t seed)
       : config(cfg),
         ring(std::move(self), cfg.successors),
-        records(store, &versions, &config, &now),
+        records(store, &versions, &config, &now, &watches),
         out(&ring.self, &now, &metrics, &counters),
         rng(seed) {}
   NodeContext(const NodeContext&) = delete;
@@ -38,6 +39,7 @@ struct NodeContext {
   Clock now;
   RingState ring;
   VersionClock versions;
+  WatchLog watches;
   RecordStore records;
   NodeCounters counters;
   NodeMetrics metrics;

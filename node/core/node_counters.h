@@ -26,6 +26,8 @@ struct NodeCounters {
   uint64_t tombstones_purged = 0;
   uint64_t requests_expired = 0;  // requests refused for arriving after their deadline
   uint64_t requests_refused = 0;  // requests refused for the sender's credentials
+  uint64_t watch_resyncs = 0;     // watchers sent the current state instead of the changes
+  uint64_t watchers_waiting = 0;  // (a gauge) watch requests waiting for a change
 };
 
 }  // namespace chord

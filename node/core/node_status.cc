@@ -60,6 +60,8 @@ void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
   s->set_stabilize_rounds(c.stabilize_rounds);
   for (const NodeRef& m : membership_.known_members()) m.ToWire(s->add_known_members());
   s->set_ring_merges(membership_.ring_merges());
+  s->set_watchers(static_cast<uint32_t>(ctx_.counters.watchers_waiting));
+  s->set_watched_keys(static_cast<uint32_t>(ctx_.watches.watched_keys()));
   auto* d = s->mutable_data();
   d->set_keys_sent(c.keys_sent);
   d->set_bytes_sent(c.bytes_sent);
@@ -71,6 +73,7 @@ void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
   d->set_keys_repaired(c.keys_repaired);
   d->set_keys_dropped(c.keys_dropped);
   d->set_tombstones_purged(c.tombstones_purged);
+  d->set_watch_resyncs(c.watch_resyncs);
   ctx_.out.Reply(from, request.request_id(), std::move(reply));
 }
 

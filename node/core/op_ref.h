@@ -35,6 +35,7 @@ enum class OpKind : uint8_t {
   kAntiEntropy,       // one anti-entropy round of the owner's range (AntiEntropy)
   kPurge,             // purging expired tombstones everywhere (AntiEntropy)
   kCleanup,           // the clean-up walk over ranges this node copies (Cleanup)
+  kWatch,             // a watcher waiting for a change of its key (WatchService)
 };
 
 struct OpRef {

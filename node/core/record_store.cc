@@ -27,7 +27,7 @@ std::string RecordStore::RecordProblem(const wire::Record& rec) const {
 }
 
 Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool* stored,
-                                 wire::Record* kept) {
+                                 wire::Record* kept, const ChangeLink& link) {
   if (stored != nullptr) *stored = false;
   if (std::string problem = RecordProblem(rec); !problem.empty()) {
     return Status::InvalidArgument(std::move(problem));
@@ -44,8 +44,11 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
   } else if (!s.IsNotFound()) {
     return s;
   }
+  const uint64_t prev = s.ok() ? old.version() : 0;
   s = store_->Put(key_id, rec);
-  if (s.ok() && stored != nullptr) *stored = true;
+  if (!s.ok()) return s;
+  if (stored != nullptr) *stored = true;
+  if (watches_->Watched(rec.key())) watches_->OnStored(rec, prev, link, now_->mono_ms);
   return s;
 }
 

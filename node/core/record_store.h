@@ -1,9 +1,9 @@
 // RecordStore: the core's view of the Store, with the rules every part applies to records:
 // no record is stored that breaks the data limits, whoever sent it (key and value sizes, a
-// version from the future, a malformed writer); last-writer-wins stores (RecordNewer decides), erasing a batch of records only where they
-// are still the versions that were sent or confirmed, pages of a range that resume after a
-// key id, and counts of live records. It feeds every version it stores to the VersionClock.
-// Not thread-safe; the node's thread only.
+// version from the future, a malformed writer); last-writer-wins stores (RecordNewer decides),
+// erasing a batch of records only where they are still the versions that were sent or confirmed,
+// pages of a range that resume after a key id, and counts of live records. It feeds every version
+// it stores to the VersionClock. Not thread-safe; the node's thread only.
 #ifndef CHORD_NODE_CORE_RECORD_STORE_H_
 #define CHORD_NODE_CORE_RECORD_STORE_H_
 
@@ -16,6 +16,7 @@
 #include "node/core/ready.h"
 #include "node/core/ring_state.h"
 #include "node/core/version_clock.h"
+#include "node/core/watch/watch_log.h"
 #include "node/storage/store.h"
 #include "protocol/base/status.h"
 #include "protocol/chord.pb.h"
@@ -32,8 +33,9 @@ struct RecordStamp {
 
 class RecordStore {
  public:
-  RecordStore(Store* store, VersionClock* clock, const NodeConfig* config, const Clock* now)
-      : store_(store), clock_(clock), config_(config), now_(now) {}
+  RecordStore(Store* store, VersionClock* clock, const NodeConfig* config, const Clock* now,
+              WatchLog* watches)
+      : store_(store), clock_(clock), config_(config), now_(now), watches_(watches) {}
 
   Store* store() const { return store_; }
 
@@ -46,9 +48,11 @@ class RecordStore {
   bool VersionPlausible(uint64_t version) const;
   // Stores `rec` unless the record already there outranks it; then `*stored` is false and
   // `*kept` (if given) is that record. InvalidArgument, storing nothing, when RecordProblem
-  // finds something wrong with it.
+  // finds something wrong with it. A stored change of a watched key goes to the WatchLog
+  // with `link` (how it follows the version before it).
   [[nodiscard]] Status StoreIfNewer(const Id& key_id, const wire::Record& rec,
-                                    bool* stored = nullptr, wire::Record* kept = nullptr);
+                                    bool* stored = nullptr, wire::Record* kept = nullptr,
+                                    const ChangeLink& link = ChangeLink{});
   // Erases each stamped record that is still at the stamped version (and, with
   // `tombstones_only`, still a tombstone), in one batch. Returns how many were erased.
   [[nodiscard]] Result<uint64_t> EraseIfUnchanged(const std::vector<RecordStamp>& stamps,
@@ -68,6 +72,7 @@ class RecordStore {
   VersionClock* clock_;
   const NodeConfig* config_;
   const Clock* now_;
+  WatchLog* watches_;
 };
 
 // The stamps of the records of a page.

@@ -90,6 +90,12 @@ bool RingState::Owns(const Id& key_id) const {
   return !start || Id::InHalfOpen(key_id, *start, self.id);
 }
 
+const NodeRef* RingState::OwnerHint(const Id& key_id) const {
+  if (Owns(key_id)) return nullptr;
+  if (Id::InHalfOpen(key_id, self.id, successor().id)) return &successor();
+  return predecessor ? &*predecessor : nullptr;
+}
+
 Id RingState::AttributedRangeStart() const {
   std::optional<Id> prev;
   for (const NodeRef& v : process_vnodes) {

@@ -74,6 +74,9 @@ struct RingState {
   std::optional<KeyRange> OwnRange() const;
   // True when joined and `key_id` lies in (predecessor, self].
   bool Owns(const Id& key_id) const;
+  // For a key this node does not own: the neighbour more likely to (the successor when the
+  // key lies between us, else the predecessor); nullptr when none is known or we own it.
+  const NodeRef* OwnerHint(const Id& key_id) const;
   // Where the records this ring position accounts for begin: the previous ring position of
   // this process (self with one vnode, making (start, self] the whole ring). Every record of
   // a store shared by vnodes falls to exactly one of them.

@@ -203,6 +203,11 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
           &NodeCounters::requests_refused);
   counter("chord_writes_coordinated_total", "Writes the vnode coordinated as the key's owner.",
           &NodeCounters::writes_replicated);
+  per_vnode("chord_watchers", "gauge", "Watch requests (chordctl watch-key) waiting for a change.",
+            [](const VnodeMetricsSample& v) { return v.counters.watchers_waiting; });
+  counter("chord_watch_resyncs_total",
+          "Watchers sent the key's current state because its changes could not all be sent.",
+          &NodeCounters::watch_resyncs);
   return w.Take();
 }
 

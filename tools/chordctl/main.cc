@@ -12,6 +12,7 @@
 #include "tools/chordctl/commands.h"
 #include "tools/chordctl/duration.h"
 #include "tools/chordctl/watch.h"
+#include "tools/chordctl/watch_key.h"
 #include "tools/client/chord_client.h"
 
 namespace {
@@ -76,6 +77,7 @@ int Main(int argc, char** argv) {
   std::string svg_path;
   chord::ctl::WatchOptions watch_options;
   DataFlags data_flags;
+  chord::ctl::WatchKeyOptions watch_key_options;
   chord::ctl::LoadOptions load_options;
 
   CLI::App app{"chordctl: talk to a chord ring (put, get, delete, look up keys; inspect nodes)",
@@ -181,6 +183,25 @@ int Main(int argc, char** argv) {
       ->check(CLI::Range(uint64_t{0}, kMaxWatchFrames))
       ->capture_default_str();
 
+  CLI::App* watch_key = app.add_subcommand(
+      "watch-key",
+      "print every change of KEY as it happens, one line per event: put VERSION VALUE, delete "
+      "VERSION, expire VERSION (current VERSION ... first; resync VERSION ... when changes "
+      "could not all be sent); follows the key when its owner changes or dies; Ctrl-C to stop");
+  watch_key->add_option("KEY", key, "the key")->required();
+  watch_key
+      ->add_option("--from-version", watch_key_options.from_version,
+                   "resume after version V (the last one printed) instead of starting with the "
+                   "current state")
+      ->option_text("V");
+  watch_key
+      ->add_option("--count", watch_key_options.count, "stop after N events (0 = until Ctrl-C)")
+      ->check(CLI::Range(uint64_t{0}, chord::ctl::kMaxWatchKeyEvents))
+      ->capture_default_str();
+  watch_key->add_flag("--json", options.json,
+                      "one JSON object per event: type, version, value (deleted for current "
+                      "and resync)");
+
   CLI::App* load = app.add_subcommand(
       "load",
       "store every record of FILE (- for stdin): TSV key<TAB>value lines as dump writes them, "
@@ -229,10 +250,11 @@ int Main(int argc, char** argv) {
   if (ring->parsed()) return chord::ctl::RunRing(options, svg_path);
   if (app.got_subcommand("check")) return chord::ctl::RunCheck(options);
   if (watch->parsed()) return chord::ctl::RunWatch(options, watch_options);
+  if (watch_key->parsed()) return chord::ctl::RunWatchKey(options, key, watch_key_options);
   if (load->parsed()) return chord::ctl::RunLoad(options, load_options);
   if (dump->parsed()) return chord::ctl::RunDump(options);
   std::cerr << "chordctl: no command given (put, get, del, lookup, status, ring, check, watch, "
-               "load or dump); run chordctl --help for usage\n";
+               "watch-key, load or dump); run chordctl --help for usage\n";
   return chord::ctl::kExitUsage;
 }
 

@@ -58,7 +58,8 @@ static nlohmann::json DataCountersJson(const wire::DataCounters& d) {
                         {"anti_entropy_bytes", d.anti_entropy_bytes()},
                         {"keys_repaired", d.keys_repaired()},
                         {"keys_dropped", d.keys_dropped()},
-                        {"tombstones_purged", d.tombstones_purged()}};
+                        {"tombstones_purged", d.tombstones_purged()},
+                        {"watch_resyncs", d.watch_resyncs()}};
 }
 
 nlohmann::json StatusJson(const wire::StatusResponse& status) {
@@ -84,6 +85,8 @@ nlohmann::json StatusJson(const wire::StatusResponse& status) {
                         {"tombstones", status.tombstones()},
                         {"known_members", std::move(members)},
                         {"ring_merges", status.ring_merges()},
+                        {"watchers", status.watchers()},
+                        {"watched_keys", status.watched_keys()},
                         {"data", DataCountersJson(status.data())}};
 }
 
@@ -166,6 +169,9 @@ std::string StatusText(const wire::StatusResponse& status) {
                            std::to_string(d.keys_repaired()) + " keys repaired");
   line("dropped", std::to_string(d.keys_dropped()) + " copies no longer held; " +
                       std::to_string(d.tombstones_purged()) + " tombstones purged");
+  line("watch", std::to_string(status.watchers()) + " watchers waiting, " +
+                    std::to_string(status.watched_keys()) + " keys followed, " +
+                    std::to_string(d.watch_resyncs()) + " resyncs");
   return out.str();
 }
 

@@ -1,6 +1,5 @@
 #include "tools/chordctl/watch.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 
 #include "tools/chordctl/ring_check.h"
 #include "tools/chordctl/ring_table.h"
+#include "tools/chordctl/stop_signals.h"
 #include "tools/chordctl/terminal.h"
 #include "tools/chordctl/text_table.h"
 
@@ -23,39 +23,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr auto kSleepSlice = std::chrono::milliseconds(50);
 constexpr size_t kMaxErrorLinesShown = 5;
 constexpr int kMinBarWidth = 10;
 constexpr int kMaxBarWidth = 200;
 // Columns of a row besides the address and the bar: state, keys, change, replicas, gaps.
 constexpr int kRowColumnsBesideBar = 7 + 8 + 8 + 9 + 5 * 2;
-
-volatile sig_atomic_t g_stop = 0;
-
-void OnStopSignal(int) { g_stop = 1; }
-
-// Installs OnStopSignal for SIGINT, SIGTERM and SIGHUP and restores the old handlers when it
-// goes out of scope.
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop = 0;
-    struct sigaction action {};
-    action.sa_handler = OnStopSignal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = 0;  // no SA_RESTART: a sleep ends at once
-    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &action, &old_[i]);
-  }
-  ~StopSignals() {
-    for (size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
- private:
-  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
-  std::array<struct sigaction, 3> old_{};
-};
 
 std::string LocalTimeText() {
   const std::time_t now = std::time(nullptr);
@@ -94,15 +66,6 @@ std::string InPlace(const std::string& frame, int columns) {
     pos = end + 1;
   }
   return out + kAnsiClearToScreenEnd;
-}
-
-// Sleeps until `deadline` or a stop signal.
-void SleepUntil(Clock::time_point deadline) {
-  while (g_stop == 0) {
-    const auto now = Clock::now();
-    if (now >= deadline) return;
-    std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, kSleepSlice));
-  }
 }
 
 }  // namespace
@@ -174,7 +137,7 @@ int RunWatch(const CtlOptions& options, const WatchOptions& watch) {
   uint64_t frames = 0;
   int exit_code = kExitOk;
 
-  while (g_stop == 0) {
+  while (!StopRequested()) {
     const auto started = Clock::now();
     Result<RingSurvey> survey = SurveyRing(
         starts, std::vector<std::string>(remembered.begin(), remembered.end()), timeout_ms);
@@ -182,7 +145,7 @@ int RunWatch(const CtlOptions& options, const WatchOptions& watch) {
       exit_code = ReportStatus(survey.status());
       break;
     }
-    if (g_stop != 0) break;
+    if (StopRequested()) break;
 
     WatchFrameContext context;
     context.time = LocalTimeText();

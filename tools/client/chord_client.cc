@@ -466,6 +466,22 @@ Result<wire::DataResponse> ChordClient::CallData(wire::Envelope request, const c
   return std::move(response).value().data_resp();
 }
 
+Result<wire::WatchResponse> ChordClient::Watch(const std::string& key, uint64_t after_version,
+                                               uint32_t wait_ms, bool start) {
+  wire::Envelope request;
+  wire::WatchRequest* w = request.mutable_watch();
+  w->set_key(key);
+  w->set_after_version(after_version);
+  w->set_wait_ms(wait_ms);
+  w->set_start(start);
+  Result<wire::Envelope> response = Call(std::move(request));
+  if (!response.ok()) return response.status();
+  if (Status s = ExpectBody(addr_, *response, wire::Envelope::kWatchResp, "watch"); !s.ok()) {
+    return s;
+  }
+  return std::move(response).value().watch_resp();
+}
+
 Result<wire::LookupResponse> ChordClient::Lookup(const std::string& key) {
   wire::Envelope request;
   request.mutable_lookup()->set_key(key);

@@ -58,6 +58,10 @@ class ChordClient {
   Result<wire::DataResponse> Get(const std::string& key, const DataOptions& options = {});
   Result<wire::DataResponse> Delete(const std::string& key, const DataOptions& options = {});
   Result<wire::LookupResponse> Lookup(const std::string& key);
+  // One long poll of a key's changes after `after_version` (`start`: its current state
+  // first), waiting at most `wait_ms` at the node; send it to the key's owner (Lookup).
+  Result<wire::WatchResponse> Watch(const std::string& key, uint64_t after_version,
+                                    uint32_t wait_ms, bool start);
   Result<wire::StatusResponse> GetStatus();
   // Every record the node holds (any role), in ring-id order, paging through ListKeys.
   Result<std::vector<wire::Record>> ListKeys(bool with_values);

@@ -26,10 +26,23 @@ void ReplicaServer::HandleReplicate(ReplyToken from, const wire::Envelope& reque
     return ctx_.out.Reply(from, request.request_id(), std::move(reply));
   }
   uint32_t stored_count = 0;
-  for (const auto& rec : request.replicate().records()) {
+  const wire::ReplicateRequest& rr = request.replicate();
+  // A write of a watched key (one record): keep its changes here too, linked as the owner
+  // says, so that a watcher can go on from here if the owner dies.
+  ChangeLink link;
+  if (rr.watched() && rr.records_size() == 1) {
+    link = ChangeLink{ChangeLink::Kind::kGiven, rr.prev_version(), /*published=*/true};
+    const wire::Record& rec = rr.records(0);
+    wire::Record current;
+    const bool have = ctx_.store()->Get(Id::Sha1(rec.key()), rec.key(), &current).ok();
+    if (KeyProblem(rec.key()).empty()) {
+      ctx_.watches.Watch(rec.key(), have ? &current : nullptr, ctx_.now.mono_ms);
+    }
+  }
+  for (const auto& rec : rr.records()) {
     bool stored = false;
     wire::Record kept;
-    Status s = ctx_.records.StoreIfNewer(Id::Sha1(rec.key()), rec, &stored, &kept);
+    Status s = ctx_.records.StoreIfNewer(Id::Sha1(rec.key()), rec, &stored, &kept, link);
     if (s.code() == Status::Code::kInvalidArgument) continue;  // outside the limits: dropped
     if (!s.ok()) {
       r->set_code(wire::UNAVAILABLE);

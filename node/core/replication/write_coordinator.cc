@@ -28,7 +28,9 @@ void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef reques
   }
   bool stored = false;
   wire::Record kept;
-  if (Status s = ctx_.records.StoreIfNewer(key_id, w.record, &stored, &kept); !s.ok()) {
+  // Watchers see this change once the replica set has answered (Answer publishes it).
+  const ChangeLink link{ChangeLink::Kind::kLocal, 0, /*published=*/false};
+  if (Status s = ctx_.records.StoreIfNewer(key_id, w.record, &stored, &kept, link); !s.ok()) {
     if (s.code() == Status::Code::kInvalidArgument) return Fail(id, wire::INVALID, s.message());
     return Fail(id, wire::UNAVAILABLE, "the owner could not store the key: " + s.message());
   }
@@ -50,7 +52,13 @@ void WriteCoordinator::SendTo(uint64_t id, const NodeRef& target) {
   WriteOp& w = ops_[id];
   const auto index = static_cast<uint16_t>(w.sent_to.size());
   w.sent_to.push_back(target);
-  ctx_.out.Send(target, msg::Replicate(ctx_.self(), {w.record}), ctx_.config.rpc_timeout_ms,
+  wire::Envelope replicate = msg::Replicate(ctx_.self(), {w.record});
+  // A watched key: the replica keeps its changes too, linked by the version before this one.
+  if (uint64_t prev = 0; ctx_.watches.LinkOf(w.record.key(), w.record.version(), &prev)) {
+    replicate.mutable_replicate()->set_watched(true);
+    replicate.mutable_replicate()->set_prev_version(prev);
+  }
+  ctx_.out.Send(target, std::move(replicate), ctx_.config.rpc_timeout_ms,
                 OpRef{OpKind::kWrite, kReplicate, index, id});
 }
 
@@ -115,7 +123,9 @@ void WriteCoordinator::Fail(uint64_t id, wire::Code code, std::string why) {
 }
 
 void WriteCoordinator::Answer(uint64_t id, wire::DataResponse response) {
-  const OpRef requester = ops_[id].requester;
+  const WriteOp& w = ops_[id];
+  ctx_.watches.Publish(w.record.key(), w.record.version());
+  const OpRef requester = w.requester;
   ops_.erase(id);
   ctx_.completions.Post(requester, std::move(response));
 }

@@ -1,0 +1,137 @@
+#include "node/core/watch/watch_log.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace chord {
+namespace {
+
+wire::WatchEvent::Type TypeOf(const wire::Record& r) {
+  if (!r.deleted()) return wire::WatchEvent::PUT;
+  return r.expired() ? wire::WatchEvent::EXPIRE : wire::WatchEvent::DELETE;
+}
+
+}  // namespace
+
+void WatchLog::Watch(const std::string& key, const wire::Record* current, uint64_t now_ms) {
+  if (auto it = keys_.find(key); it != keys_.end()) {
+    it->second.used_ms = now_ms;
+    return;
+  }
+  if (keys_.size() >= kMaxWatchedKeys) ForgetLeastUsed();
+  KeyLog& log = keys_[key];
+  log.base = current != nullptr ? current->version() : 0;
+  log.used_ms = now_ms;
+}
+
+void WatchLog::OnStored(const wire::Record& record, uint64_t prev_local, const ChangeLink& link,
+                        uint64_t now_ms) {
+  auto it = keys_.find(record.key());
+  if (it == keys_.end()) return;
+  KeyLog& log = it->second;
+  log.used_ms = now_ms;
+  if (log.events.size() >= kMaxEventsPerKey) DropOldest(log);
+  const size_t bytes = record.deleted() ? 0 : record.value().size();
+  while (value_bytes_ + bytes > kMaxValueBytes && !log.events.empty()) DropOldest(log);
+  if (value_bytes_ + bytes > kMaxValueBytes) {
+    // Other keys hold the budget: this change is not kept; watchers behind it start again.
+    log.base = record.version();
+    return;
+  }
+  Event e;
+  e.event.set_type(TypeOf(record));
+  e.event.set_version(record.version());
+  if (!record.deleted()) e.event.set_value(record.value());
+  e.linked = link.kind != ChangeLink::Kind::kUnlinked;
+  e.prev = link.kind == ChangeLink::Kind::kLocal ? prev_local : link.prev;
+  e.published = link.published;
+  value_bytes_ += bytes;
+  log.events.push_back(std::move(e));
+  if (link.published) changed_.push_back(record.key());
+}
+
+void WatchLog::Publish(const std::string& key, uint64_t version) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return;
+  for (Event& e : it->second.events) {
+    if (e.event.version() == version && !e.published) {
+      e.published = true;
+      changed_.push_back(key);
+    }
+  }
+}
+
+bool WatchLog::LinkOf(const std::string& key, uint64_t version, uint64_t* prev) const {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return false;
+  for (const Event& e : it->second.events) {
+    if (e.event.version() == version && e.linked) {
+      *prev = e.prev;
+      return true;
+    }
+  }
+  return false;
+}
+
+WatchLog::Answer WatchLog::Collect(const std::string& key, uint64_t after) const {
+  Answer answer;
+  auto it = keys_.find(key);
+  if (it == keys_.end()) {
+    answer.resync = true;
+    return answer;
+  }
+  const KeyLog& log = it->second;
+  uint64_t cursor = after;
+  bool newer_seen = false;
+  for (const Event& e : log.events) {
+    if (e.event.version() <= after) continue;
+    newer_seen = true;
+    if (!e.published) break;  // held back, and so is everything after it: wait
+    if (!e.linked || e.prev != cursor) {
+      // No unbroken chain leads from `after` to this change.
+      answer.resync = answer.events.empty();
+      break;
+    }
+    answer.events.push_back(e.event);
+    cursor = e.event.version();
+  }
+  // The log starts after `after`, and nothing after it links back.
+  if (!newer_seen && log.base > after) answer.resync = true;
+  return answer;
+}
+
+std::vector<std::string> WatchLog::TakeChanged() {
+  std::vector<std::string> out;
+  out.swap(changed_);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void WatchLog::Expire(uint64_t now_ms) {
+  for (auto it = keys_.begin(); it != keys_.end();) {
+    if (it->second.used_ms + kForgetAfterMs < now_ms) {
+      for (const Event& e : it->second.events) value_bytes_ -= e.event.value().size();
+      it = keys_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void WatchLog::DropOldest(KeyLog& log) {
+  log.base = log.events.front().event.version();
+  value_bytes_ -= log.events.front().event.value().size();
+  log.events.pop_front();
+}
+
+void WatchLog::ForgetLeastUsed() {
+  auto oldest = std::min_element(keys_.begin(), keys_.end(), [](const auto& a, const auto& b) {
+    return a.second.used_ms < b.second.used_ms;
+  });
+  if (oldest == keys_.end()) return;
+  for (const Event& e : oldest->second.events) value_bytes_ -= e.event.value().size();
+  keys_.erase(oldest);
+}
+
+}  // namespace chord

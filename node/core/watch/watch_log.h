@@ -1,0 +1,103 @@
+// WatchLog: the recent changes of the keys that watchers follow, kept by every holder of such
+// a key (its owner, which watchers poll, and its replicas, which take over when the owner
+// dies), so that a watcher can be sent every change after the last version it saw — or told
+// plainly that this node cannot prove it has them all (a resync), never given a silent gap.
+//
+// Each change is an event (version, type, value) with a link: the version its holder had
+// before it. A change is linked when that is known for the whole replica set: the owner's own
+// writes (its previous record) and replicated writes of a watched key (the owner sends its
+// previous version along). Changes that arrive otherwise (anti-entropy, read repair, a
+// hand-over) are unlinked. Events after version V are sent only along an unbroken chain of
+// links starting at V. The owner's own writes are held back (unpublished) until the write has
+// been answered by its replica set, so that a watcher never sees a change that the node taking
+// over from a crashed owner might lack.
+//
+// Bounded: kMaxWatchedKeys keys (the least recently used is forgotten), kMaxEventsPerKey
+// events per key and kMaxValueBytes of values in all (the oldest events go first; a watcher
+// behind them gets a resync). A key no one polls and no watched write touches for
+// kForgetAfterMs is forgotten. Owned by the NodeContext; fed by the RecordStore, read by the
+// WatchService; the node's thread only.
+#ifndef CHORD_NODE_CORE_WATCH_WATCH_LOG_H_
+#define CHORD_NODE_CORE_WATCH_WATCH_LOG_H_
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/chord.pb.h"
+
+namespace chord {
+
+// How a stored change links to the one before it (see the class comment).
+struct ChangeLink {
+  enum class Kind : uint8_t {
+    kUnlinked,  // the previous version is not known for the replica set
+    kLocal,     // the record this node held before (the owner's own writes)
+    kGiven,     // `prev`, as the owner sent it
+  };
+  Kind kind = Kind::kUnlinked;
+  uint64_t prev = 0;
+  bool published = true;  // false: held back until Publish (the owner's unanswered writes)
+};
+
+class WatchLog {
+ public:
+  static constexpr size_t kMaxWatchedKeys = 4096;
+  static constexpr size_t kMaxEventsPerKey = 1024;
+  static constexpr size_t kMaxValueBytes = 64u << 20;
+  static constexpr uint64_t kForgetAfterMs = 120'000;
+
+  // Starts (or refreshes) keeping the changes of `key`, whose current record here is
+  // `current` (nullptr: none).
+  void Watch(const std::string& key, const wire::Record* current, uint64_t now_ms);
+  bool Watched(const std::string& key) const { return keys_.count(key) != 0; }
+  // A record of `key` was stored over `prev_local` (0: none) by `link`. No-op for keys not
+  // watched.
+  void OnStored(const wire::Record& record, uint64_t prev_local, const ChangeLink& link,
+                uint64_t now_ms);
+  // The owner's write of `key` at `version` has been answered: watchers may see it.
+  void Publish(const std::string& key, uint64_t version);
+  // The link the owner sends along with its write of `key` at `version` (false: not watched
+  // or not a linked change of this node).
+  bool LinkOf(const std::string& key, uint64_t version, uint64_t* prev) const;
+
+  // What a watcher that has seen `after` gets now.
+  struct Answer {
+    std::vector<wire::WatchEvent> events;  // linked, published, in version order
+    bool resync = false;                   // nothing can be proven after `after`
+  };
+  Answer Collect(const std::string& key, uint64_t after) const;
+
+  // Keys with events published since the last call (for waking watchers).
+  std::vector<std::string> TakeChanged();
+  // Forgets keys unused for kForgetAfterMs.
+  void Expire(uint64_t now_ms);
+  size_t watched_keys() const { return keys_.size(); }
+  size_t value_bytes() const { return value_bytes_; }
+
+ private:
+  struct Event {
+    wire::WatchEvent event;
+    uint64_t prev = 0;
+    bool linked = false;
+    bool published = true;
+  };
+  struct KeyLog {
+    uint64_t base = 0;  // the version held when the log started or was last cut (0: none)
+    std::deque<Event> events;
+    uint64_t used_ms = 0;
+  };
+
+  void DropOldest(KeyLog& log);
+  void ForgetLeastUsed();
+
+  std::unordered_map<std::string, KeyLog> keys_;
+  std::vector<std::string> changed_;
+  size_t value_bytes_ = 0;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_WATCH_WATCH_LOG_H_

@@ -1,0 +1,31 @@
+// chordctl's durations (put --ttl).
+#include "tools/chordctl/duration.h"
+
+#include <gtest/gtest.h>
+
+namespace chord::ctl {
+namespace {
+
+TEST(DurationTest, ReadsEveryUnitAndSums) {
+  EXPECT_EQ(*ParseDuration("500ms"), 500u);
+  EXPECT_EQ(*ParseDuration("30s"), 30'000u);
+  EXPECT_EQ(*ParseDuration("5m"), 300'000u);
+  EXPECT_EQ(*ParseDuration("1h"), 3'600'000u);
+  EXPECT_EQ(*ParseDuration("2d"), 172'800'000u);
+  EXPECT_EQ(*ParseDuration("1h30m"), 5'400'000u);
+}
+
+TEST(DurationTest, RefusesWhatIsNotADurationWithASentence) {
+  for (const char* bad : {"", "10", "s", "5x", "-1s", "1.5s", "1s ", "0s", "99999999999d"}) {
+    Result<uint64_t> r = ParseDuration(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_FALSE(r.status().message().empty()) << bad;
+    }
+  }
+  EXPECT_TRUE(ParseDuration("3650d").ok());
+  EXPECT_FALSE(ParseDuration("3651d").ok());
+}
+
+}  // namespace
+}  // namespace chord::ctl

@@ -1,0 +1,123 @@
+// WatchLog: which changes a watcher that has seen a version is sent, and when it must resync.
+#include "node/core/watch/watch_log.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace chord {
+namespace {
+
+using Kind = ChangeLink::Kind;
+
+wire::Record Put(const std::string& key, uint64_t version, const std::string& value) {
+  wire::Record r;
+  r.set_key(key);
+  r.set_version(version);
+  r.set_value(value);
+  return r;
+}
+
+wire::Record Tombstone(const std::string& key, uint64_t version, bool expired) {
+  wire::Record r;
+  r.set_key(key);
+  r.set_version(version);
+  r.set_deleted(true);
+  r.set_expired(expired);
+  return r;
+}
+
+std::vector<uint64_t> Versions(const WatchLog::Answer& a) {
+  std::vector<uint64_t> v;
+  for (const auto& e : a.events) v.push_back(e.version());
+  return v;
+}
+
+TEST(WatchLogTest, SendsTheChainAfterTheWatchersVersion) {
+  WatchLog log;
+  const wire::Record base = Put("k", 10, "a");
+  log.Watch("k", &base, 0);
+  log.OnStored(Put("k", 20, "b"), 10, ChangeLink{Kind::kLocal, 0, true}, 1);
+  log.OnStored(Tombstone("k", 30, false), 20, ChangeLink{Kind::kLocal, 0, true}, 2);
+  log.OnStored(Tombstone("k", 31, true), 30, ChangeLink{Kind::kGiven, 30, true}, 3);
+  EXPECT_EQ(Versions(log.Collect("k", 10)), (std::vector<uint64_t>{20, 30, 31}));
+  EXPECT_EQ(Versions(log.Collect("k", 20)), (std::vector<uint64_t>{30, 31}));
+  const auto a = log.Collect("k", 10);
+  EXPECT_EQ(a.events[0].type(), wire::WatchEvent::PUT);
+  EXPECT_EQ(a.events[0].value(), "b");
+  EXPECT_EQ(a.events[1].type(), wire::WatchEvent::DELETE);
+  EXPECT_EQ(a.events[2].type(), wire::WatchEvent::EXPIRE);
+  EXPECT_FALSE(a.resync);
+  // Up to date: nothing, and no resync (the watcher waits).
+  const auto none = log.Collect("k", 31);
+  EXPECT_TRUE(none.events.empty());
+  EXPECT_FALSE(none.resync);
+}
+
+TEST(WatchLogTest, AWatcherBeforeTheLogOrAcrossAnUnlinkedChangeResyncs) {
+  WatchLog log;
+  const wire::Record base = Put("k", 10, "a");
+  log.Watch("k", &base, 0);
+  // Older than what the log starts at: the changes in between are unknown.
+  EXPECT_TRUE(log.Collect("k", 5).resync);
+  log.OnStored(Put("k", 20, "b"), 10, ChangeLink{Kind::kLocal, 0, true}, 1);
+  // A repair (unlinked) may have skipped versions the owner had.
+  log.OnStored(Put("k", 40, "d"), 20, ChangeLink{}, 2);
+  const auto a = log.Collect("k", 10);
+  EXPECT_EQ(Versions(a), (std::vector<uint64_t>{20}));  // the chain up to the break
+  EXPECT_TRUE(log.Collect("k", 20).resync);
+  // A replica whose owner says the previous version was 30, which the watcher never saw.
+  log.OnStored(Put("k", 50, "e"), 40, ChangeLink{Kind::kGiven, 45, true}, 3);
+  EXPECT_TRUE(log.Collect("k", 40).resync);
+  EXPECT_EQ(Versions(log.Collect("k", 45)), (std::vector<uint64_t>{50}));
+}
+
+TEST(WatchLogTest, TheOwnersUnansweredWritesAreHeldBackUntilPublished) {
+  WatchLog log;
+  log.Watch("k", nullptr, 0);
+  log.OnStored(Put("k", 20, "b"), 0, ChangeLink{Kind::kLocal, 0, false}, 1);
+  log.OnStored(Put("k", 30, "c"), 20, ChangeLink{Kind::kLocal, 0, true}, 2);
+  const auto held = log.Collect("k", 0);
+  EXPECT_TRUE(held.events.empty());
+  EXPECT_FALSE(held.resync);  // wait, not resync
+  uint64_t prev = 0;
+  ASSERT_TRUE(log.LinkOf("k", 30, &prev));
+  EXPECT_EQ(prev, 20u);
+  log.TakeChanged();
+  log.Publish("k", 20);
+  EXPECT_EQ(log.TakeChanged(), (std::vector<std::string>{"k"}));
+  EXPECT_EQ(Versions(log.Collect("k", 0)), (std::vector<uint64_t>{20, 30}));
+}
+
+TEST(WatchLogTest, IsBoundedPerKeyAndInKeys) {
+  WatchLog log;
+  log.Watch("k", nullptr, 0);
+  uint64_t prev = 0;
+  for (uint64_t v = 1; v <= WatchLog::kMaxEventsPerKey + 10; ++v) {
+    log.OnStored(Put("k", v, "x"), prev, ChangeLink{Kind::kLocal, 0, true}, v);
+    prev = v;
+  }
+  // The oldest changes are gone: a watcher behind them resyncs, one after them does not.
+  EXPECT_TRUE(log.Collect("k", 1).resync);
+  EXPECT_EQ(log.Collect("k", prev - 2).events.size(), 2u);
+  for (size_t i = 0; i < WatchLog::kMaxWatchedKeys + 5; ++i) {
+    log.Watch("key-" + std::to_string(i), nullptr, 100 + i);
+  }
+  EXPECT_EQ(log.watched_keys(), WatchLog::kMaxWatchedKeys);
+  // Keys unused for long are forgotten, with their values.
+  log.Expire(100 + WatchLog::kMaxWatchedKeys + 5 + WatchLog::kForgetAfterMs + 1);
+  EXPECT_EQ(log.watched_keys(), 0u);
+  EXPECT_EQ(log.value_bytes(), 0u);
+}
+
+TEST(WatchLogTest, KeysNotWatchedKeepNothing) {
+  WatchLog log;
+  log.OnStored(Put("k", 20, "b"), 0, ChangeLink{Kind::kLocal, 0, true}, 1);
+  EXPECT_FALSE(log.Watched("k"));
+  EXPECT_TRUE(log.Collect("k", 0).resync);
+  EXPECT_TRUE(log.TakeChanged().empty());
+}
+
+}  // namespace
+}  // namespace chord
