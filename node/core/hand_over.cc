@@ -7,6 +7,12 @@
 #include "protocol/messages.h"
 
 namespace chord {
+namespace {
+
+// Bytes of watched keys' recent changes one hand-over batch carries at most.
+constexpr size_t kMaxHistoryBytesPerBatch = 4u << 20;
+
+}  // namespace
 
 void HandOver::ToPredecessor(bool announce, bool keep_copies) {
   // Records outside (predecessor, self] belong to the predecessor's side of the ring: on a
@@ -57,12 +63,17 @@ void HandOver::Send(Batch batch, const std::optional<Id>& after) {
   std::vector<wire::Record> records;
   records.reserve(page.records.size());
   for (auto& [id, rec] : page.records) records.push_back(std::move(rec));
-  std::vector<std::string> watched;
+  // The recent changes of watched keys go along, within their own byte budget.
+  std::vector<wire::WatchHistory> histories;
+  size_t history_budget = kMaxHistoryBytesPerBatch;
   for (const wire::Record& rec : records) {
-    if (ctx_.watches.Watched(rec.key())) watched.push_back(rec.key());
+    wire::WatchHistory h;
+    if (!ctx_.watches.Export(rec.key(), history_budget, &h)) continue;
+    for (const auto& c : h.changes()) history_budget -= c.event().value().size();
+    histories.push_back(std::move(h));
   }
   wire::Envelope transfer = msg::Transfer(ctx_.self(), std::move(records), !page.more);
-  for (std::string& key : watched) transfer.mutable_transfer()->add_watched_keys(std::move(key));
+  for (auto& h : histories) *transfer.mutable_transfer()->add_watch_histories() = std::move(h);
   ctx_.out.Send(batch.to, std::move(transfer), ctx_.config.transfer_timeout_ms,
                 OpRef{OpKind::kHandOver, 0, 0, batch.id});
   current_ = std::move(batch);
@@ -145,15 +156,14 @@ void HandOver::HandleTransfer(ReplyToken from, const wire::Envelope& request) {
     }
   }
   if (r->code() == wire::OK) {
-    // Keys that watchers follow: their changes are kept from the version handed over on.
-    // At most one watched key per record of the batch is looked at.
-    for (int i = 0; i < std::min(t.watched_keys_size(), t.records_size()); ++i) {
-      const std::string& key = t.watched_keys(i);
-      const bool in_batch = std::any_of(t.records().begin(), t.records().end(),
-                                        [&](const wire::Record& rec) { return rec.key() == key; });
-      wire::Record current;
-      if (!in_batch || !ctx_.store()->Get(Id::Sha1(key), key, &current).ok()) continue;
-      ctx_.watches.Watch(key, &current, ctx_.now.mono_ms);
+    // Keys that watchers follow come with their recent changes: a watcher goes on here.
+    const int histories = std::min(t.watch_histories_size(), t.records_size());
+    for (int i = 0; i < histories; ++i) {
+      const wire::WatchHistory& h = t.watch_histories(i);
+      const bool in_batch =
+          std::any_of(t.records().begin(), t.records().end(),
+                      [&](const wire::Record& rec) { return rec.key() == h.key(); });
+      if (in_batch) ctx_.watches.Import(h, ctx_.config.max_value_bytes, ctx_.now.mono_ms);
     }
     ctx_.counters.keys_received += static_cast<uint64_t>(t.records_size());
     if (t.records_size() > 0) {

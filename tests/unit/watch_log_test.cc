@@ -111,6 +111,40 @@ TEST(WatchLogTest, IsBoundedPerKeyAndInKeys) {
   EXPECT_EQ(log.value_bytes(), 0u);
 }
 
+TEST(WatchLogTest, AHandOverCarriesTheChangesToTheNextHolder) {
+  WatchLog old_owner;
+  const wire::Record base = Put("k", 10, "a");
+  old_owner.Watch("k", &base, 0);
+  uint64_t prev = 10;
+  for (uint64_t v = 20; v <= 50; v += 10) {
+    old_owner.OnStored(Put("k", v, "value"), prev, ChangeLink{Kind::kLocal, 0, true}, v);
+    prev = v;
+  }
+  // Not yet answered by the replicas: stays behind.
+  old_owner.OnStored(Put("k", 60, "late"), 50, ChangeLink{Kind::kLocal, 0, false}, 60);
+  wire::WatchHistory h;
+  ASSERT_TRUE(old_owner.Export("k", 1 << 20, &h));
+  EXPECT_EQ(h.base_version(), 10u);
+  EXPECT_EQ(h.changes_size(), 4);
+  WatchLog new_owner;
+  new_owner.Import(h, 1 << 20, 100);
+  EXPECT_EQ(Versions(new_owner.Collect("k", 10)), (std::vector<uint64_t>{20, 30, 40, 50}));
+  // Its own next write links to the last handed-over version.
+  new_owner.OnStored(Put("k", 70, "next"), 50, ChangeLink{Kind::kLocal, 0, true}, 101);
+  EXPECT_EQ(Versions(new_owner.Collect("k", 40)), (std::vector<uint64_t>{50, 70}));
+  // A budget keeps only the newest changes: a watcher behind them resyncs.
+  wire::WatchHistory small;
+  ASSERT_TRUE(old_owner.Export("k", 10, &small));
+  EXPECT_EQ(small.changes_size(), 2);
+  EXPECT_EQ(small.base_version(), 30u);
+  // Malformed histories (versions not increasing) are ignored.
+  wire::WatchHistory bad = h;
+  bad.set_key("other");
+  bad.mutable_changes(2)->mutable_event()->set_version(5);
+  new_owner.Import(bad, 1 << 20, 102);
+  EXPECT_FALSE(new_owner.Watched("other"));
+}
+
 TEST(WatchLogTest, KeysNotWatchedKeepNothing) {
   WatchLog log;
   log.OnStored(Put("k", 20, "b"), 0, ChangeLink{Kind::kLocal, 0, true}, 1);

@@ -73,6 +73,61 @@ bool WatchLog::LinkOf(const std::string& key, uint64_t version, uint64_t* prev) 
   return false;
 }
 
+bool WatchLog::Export(const std::string& key, size_t max_bytes, wire::WatchHistory* out) const {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return false;
+  const KeyLog& log = it->second;
+  // The published prefix (later changes are held back and follow by replication).
+  size_t end = 0;
+  while (end < log.events.size() && log.events[end].published) ++end;
+  size_t begin = end;
+  size_t bytes = 0;
+  while (begin > 0 && bytes + log.events[begin - 1].event.value().size() <= max_bytes) {
+    bytes += log.events[begin - 1].event.value().size();
+    --begin;
+  }
+  out->set_key(key);
+  out->set_base_version(begin == 0 ? log.base : log.events[begin - 1].event.version());
+  for (size_t i = begin; i < end; ++i) {
+    wire::WatchChange* c = out->add_changes();
+    *c->mutable_event() = log.events[i].event;
+    c->set_prev_version(log.events[i].prev);
+    c->set_linked(log.events[i].linked);
+  }
+  return true;
+}
+
+void WatchLog::Import(const wire::WatchHistory& history, size_t max_value_bytes, uint64_t now_ms) {
+  if (auto it = keys_.find(history.key()); it != keys_.end() && !it->second.events.empty()) {
+    return;
+  }
+  if (static_cast<size_t>(history.changes_size()) > kMaxEventsPerKey) return;
+  uint64_t last = history.base_version();
+  size_t bytes = 0;
+  for (const wire::WatchChange& c : history.changes()) {
+    const wire::WatchEvent& e = c.event();
+    const bool change = e.type() == wire::WatchEvent::PUT || e.type() == wire::WatchEvent::DELETE ||
+                        e.type() == wire::WatchEvent::EXPIRE;
+    if (!change || e.version() <= last || e.value().size() > max_value_bytes) return;
+    last = e.version();
+    bytes += e.value().size();
+  }
+  if (value_bytes_ + bytes > kMaxValueBytes) return;
+  if (keys_.count(history.key()) == 0 && keys_.size() >= kMaxWatchedKeys) ForgetLeastUsed();
+  KeyLog& log = keys_[history.key()];
+  log.base = history.base_version();
+  log.used_ms = now_ms;
+  for (const wire::WatchChange& c : history.changes()) {
+    Event e;
+    e.event = c.event();
+    e.prev = c.prev_version();
+    e.linked = c.linked();
+    log.events.push_back(std::move(e));
+  }
+  value_bytes_ += bytes;
+  changed_.push_back(history.key());
+}
+
 WatchLog::Answer WatchLog::Collect(const std::string& key, uint64_t after) const {
   Answer answer;
   auto it = keys_.find(key);

@@ -63,6 +63,14 @@ class WatchLog {
   // or not a linked change of this node).
   bool LinkOf(const std::string& key, uint64_t version, uint64_t* prev) const;
 
+  // The published changes of `key`, newest first up to `max_bytes` of values, for a
+  // hand-over; false when the key is not watched.
+  bool Export(const std::string& key, size_t max_bytes, wire::WatchHistory* out) const;
+  // Takes the changes a former holder kept of `history.key`, unless this node keeps some
+  // already; malformed histories (too many changes, versions not increasing, values over
+  // `max_value_bytes`) are ignored.
+  void Import(const wire::WatchHistory& history, size_t max_value_bytes, uint64_t now_ms);
+
   // What a watcher that has seen `after` gets now.
   struct Answer {
     std::vector<wire::WatchEvent> events;  // linked, published, in version order
