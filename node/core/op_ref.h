@@ -35,6 +35,8 @@ enum class OpKind : uint8_t {
   kAntiEntropy,       // one anti-entropy round of the owner's range (AntiEntropy)
   kPurge,             // purging expired tombstones everywhere (AntiEntropy)
   kCleanup,           // the clean-up walk over ranges this node copies (Cleanup)
+  kQuorumRead,        // a read that needs several replicas to answer (QuorumRead)
+  kHint,              // delivering hinted records to the member they are for (HintDeliverer)
 };
 
 struct OpRef {

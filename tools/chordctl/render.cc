@@ -58,7 +58,11 @@ static nlohmann::json DataCountersJson(const wire::DataCounters& d) {
                         {"anti_entropy_bytes", d.anti_entropy_bytes()},
                         {"keys_repaired", d.keys_repaired()},
                         {"keys_dropped", d.keys_dropped()},
-                        {"tombstones_purged", d.tombstones_purged()}};
+                        {"tombstones_purged", d.tombstones_purged()},
+                        {"hints_stored", d.hints_stored()},
+                        {"hints_delivered", d.hints_delivered()},
+                        {"hints_refused", d.hints_refused()},
+                        {"writes_failed", d.writes_failed()}};
 }
 
 nlohmann::json StatusJson(const wire::StatusResponse& status) {
@@ -84,6 +88,8 @@ nlohmann::json StatusJson(const wire::StatusResponse& status) {
                         {"tombstones", status.tombstones()},
                         {"known_members", std::move(members)},
                         {"ring_merges", status.ring_merges()},
+                        {"hints_pending", status.hints_pending()},
+                        {"hint_bytes", status.hint_bytes()},
                         {"data", DataCountersJson(status.data())}};
 }
 
@@ -166,6 +172,12 @@ std::string StatusText(const wire::StatusResponse& status) {
                            std::to_string(d.keys_repaired()) + " keys repaired");
   line("dropped", std::to_string(d.keys_dropped()) + " copies no longer held; " +
                       std::to_string(d.tombstones_purged()) + " tombstones purged");
+  line("hints", std::to_string(status.hints_pending()) + " pending (" +
+                    std::to_string(status.hint_bytes()) + " bytes); " +
+                    std::to_string(d.hints_stored()) + " stored, " +
+                    std::to_string(d.hints_delivered()) + " delivered, " +
+                    std::to_string(d.hints_refused()) + " refused");
+  line("writes_failed", std::to_string(d.writes_failed()));
   return out.str();
 }
 
