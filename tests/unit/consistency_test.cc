@@ -174,7 +174,12 @@ const ChordNode* NodeAt(SimNetwork& net, const std::string& addr) {
   return nullptr;
 }
 
-TEST(ConsistencySimTest, QuorumWriteTakesAHintForAPausedReplicaAndAllFails) {
+class ConsistencySimTest : public ::testing::TestWithParam<size_t> {};
+
+// The paused replica is the owner's successor (1) or the one after it (2).
+INSTANTIATE_TEST_SUITE_P(PausedReplica, ConsistencySimTest, ::testing::Values(1, 2));
+
+TEST_P(ConsistencySimTest, QuorumWriteTakesAHintForAPausedReplicaAndAllFails) {
   SimNetwork net(Net(11));
   std::vector<std::string> addrs;
   for (int i = 1; i <= 5; ++i) {
@@ -192,7 +197,7 @@ TEST(ConsistencySimTest, QuorumWriteTakesAHintForAPausedReplicaAndAllFails) {
   while (at < ring.size() && ring[at].first < Id::Sha1(key)) ++at;
   auto nth = [&](size_t i) { return ring[(at + i) % ring.size()].second; };
   const std::string owner = nth(0);
-  const std::string paused = nth(2);
+  const std::string paused = nth(GetParam());
   const std::string holder = nth(3);
   // Nobody notices the pause: the successor lists keep the paused replica.
   for (const auto& a : addrs) net.SetMaintenance(a, false);
