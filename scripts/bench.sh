@@ -5,7 +5,8 @@
 #   redis-server (one process, no persistence) with redis-benchmark: SET and GET;
 #   one chord-node (--memory, --replicas 1) with chord-bench: put and get, routed and --direct;
 #   a 3-node chord ring (--memory, --replicas 3) with chord-bench: put and get, routed
-#   round-robin over the three nodes and --direct to each key's owner;
+#   round-robin over the three nodes and --direct to each key's owner, and routed put and get
+#   at --consistency one, quorum and all (a table of its own, ratios to one);
 #   the same 1-node and 3-node setups with mutual TLS (certificates from scripts/certs.sh,
 #   chord-bench as an admin client), for the cost of TLS as a ratio to the plain runs;
 # all with the same client count (and client threads), value size and key space. Prints a table
@@ -282,6 +283,14 @@ bench_setups() {
   run_chord "chord 3 nodes R=3 get$sfx" "${ring_args[@]}" --op get
   run_chord "chord 3 nodes R=3 direct put$sfx" --node "${ring[0]}" --op put --direct
   run_chord "chord 3 nodes R=3 direct get$sfx" --node "${ring[0]}" --op get --direct
+  if [[ -z $sfx ]]; then
+    # Consistency levels side by side on the same ring (README "Consistency levels").
+    local level
+    for level in one quorum all; do
+      run_chord "chord 3 nodes R=3 $level put" "${ring_args[@]}" --op put --consistency "$level"
+      run_chord "chord 3 nodes R=3 $level get" "${ring_args[@]}" --op get --consistency "$level"
+    done
+  fi
   stop_all
 }
 
@@ -333,5 +342,19 @@ for op in get put; do
     printf '%-34s %10s %10s %7s %10s %10s %7s\n' "$row" \
       "$(fmt "${OPS[$row]}" 0)" "$(fmt "${OPS[$row TLS]}" 0)" "$(ratio "${OPS[$row TLS]}" "${OPS[$row]}")" \
       "$(fmt "${P50[$row]}" 1)" "$(fmt "${P50[$row TLS]}" 1)" "$(ratio "${P50[$row TLS]}" "${P50[$row]}")"
+  done
+done
+
+echo
+echo "consistency levels on the 3-node ring, R=3, routed (ratio to consistency one)"
+printf '%-34s %10s %7s %9s %7s %9s %7s %7s\n' setup ops/s ratio p50_us ratio p99_us ratio errors
+for op in get put; do
+  for level in one quorum all; do
+    row="chord 3 nodes R=3 $level $op"
+    base="chord 3 nodes R=3 one $op"
+    printf '%-34s %10s %7s %9s %7s %9s %7s %7s\n' "$row" \
+      "$(fmt "${OPS[$row]}" 0)" "$(ratio "${OPS[$row]}" "${OPS[$base]}")" \
+      "$(fmt "${P50[$row]}" 1)" "$(ratio "${P50[$row]}" "${P50[$base]}")" \
+      "$(fmt "${P99[$row]}" 1)" "$(ratio "${P99[$row]}" "${P99[$base]}")" "${ERRORS[$row]:--}"
   done
 done

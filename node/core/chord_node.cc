@@ -24,7 +24,7 @@ ChordNode::ChordNode(Store* store, NodeConfig config, NodeRef self, uint64_t see
       membership_(ctx_, lookups_),
       hand_over_(ctx_),
       leaver_(ctx_, hand_over_),
-      replication_(ctx_, hand_over_, lookups_),
+      replication_(ctx_, hand_over_, lookups_, membership_),
       owner_(ctx_, replication_),
       data_(ctx_, lookups_, membership_, owner_, replication_),
       watch_(ctx_),
@@ -46,7 +46,7 @@ void ChordNode::SetProcessVnodes(std::vector<NodeRef> vnodes) {
 
 size_t ChordNode::OperationsInFlight() const {
   return lookups_.in_flight() + data_.in_flight() + replication_.writes().in_flight() +
-         ctx_.out.pending();
+         replication_.quorum_reads().in_flight() + ctx_.out.pending();
 }
 
 // --- inputs ------------------------------------------------------------------------------
@@ -256,6 +256,8 @@ void ChordNode::DeliverRpc(OpRef op, const wire::Envelope* response) {
     case OpKind::kAntiEntropy:
     case OpKind::kPurge:
     case OpKind::kCleanup:
+    case OpKind::kQuorumRead:
+    case OpKind::kHint:
       return replication_.OnRpc(op, response);
     default:
       return;  // fire-and-forget

@@ -28,6 +28,13 @@ struct NodeCounters {
   uint64_t requests_refused = 0;  // requests refused for the sender's credentials
   uint64_t watch_resyncs = 0;     // watchers sent the current state instead of the changes
   uint64_t watchers_waiting = 0;  // (a gauge) watch requests waiting for a change
+  uint64_t hints_stored = 0;      // hinted records accepted for another member
+  uint64_t hints_delivered = 0;   // ... handed to that member once it answered
+  uint64_t hints_refused = 0;     // ... refused because the hint store was full
+  uint64_t writes_failed = 0;     // writes that did not reach the replicas they needed
+  // Gauges, kept current by the HintStore: hinted records held now and their bytes.
+  uint64_t hints_pending = 0;
+  uint64_t hint_bytes = 0;
 };
 
 }  // namespace chord

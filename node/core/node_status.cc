@@ -74,6 +74,12 @@ void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
   d->set_keys_dropped(c.keys_dropped);
   d->set_tombstones_purged(c.tombstones_purged);
   d->set_watch_resyncs(c.watch_resyncs);
+  d->set_hints_stored(c.hints_stored);
+  d->set_hints_delivered(c.hints_delivered);
+  d->set_hints_refused(c.hints_refused);
+  d->set_writes_failed(c.writes_failed);
+  s->set_hints_pending(c.hints_pending);
+  s->set_hint_bytes(c.hint_bytes);
   ctx_.out.Reply(from, request.request_id(), std::move(reply));
 }
 

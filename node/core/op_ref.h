@@ -36,6 +36,8 @@ enum class OpKind : uint8_t {
   kPurge,             // purging expired tombstones everywhere (AntiEntropy)
   kCleanup,           // the clean-up walk over ranges this node copies (Cleanup)
   kWatch,             // a watcher waiting for a change of its key (WatchService)
+  kQuorumRead,        // a read that needs several replicas to answer (QuorumRead)
+  kHint,              // delivering hinted records to the member they are for (HintDeliverer)
 };
 
 struct OpRef {

@@ -208,6 +208,20 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
   counter("chord_watch_resyncs_total",
           "Watchers sent the key's current state because its changes could not all be sent.",
           &NodeCounters::watch_resyncs);
+  counter("chord_writes_failed_total",
+          "Writes the vnode coordinated that did not reach the replicas their consistency needs.",
+          &NodeCounters::writes_failed);
+  counter("chord_hints_stored_total", "Hinted records accepted for a member that did not answer.",
+          &NodeCounters::hints_stored);
+  counter("chord_hints_delivered_total", "Hinted records handed to the member they were for.",
+          &NodeCounters::hints_delivered);
+  counter("chord_hints_refused_total", "Hinted records refused because the hint store was full.",
+          &NodeCounters::hints_refused);
+  per_vnode("chord_hints_pending", "gauge",
+            "Hinted records the vnode holds for other members, not yet delivered.",
+            [](const VnodeMetricsSample& v) { return v.counters.hints_pending; });
+  per_vnode("chord_hint_bytes", "gauge", "Bytes of the hinted records held for other members.",
+            [](const VnodeMetricsSample& v) { return v.counters.hint_bytes; });
   return w.Take();
 }
 

@@ -31,6 +31,20 @@ Status MemoryStore::GetMeta(std::string_view name, std::string* value) {
   return Status::Ok();
 }
 
+Status MemoryStore::EraseMeta(std::string_view name) {
+  auto it = meta_.find(name);
+  if (it != meta_.end()) meta_.erase(it);
+  return Status::Ok();
+}
+
+Status MemoryStore::ScanMeta(std::string_view prefix, const MetaVisitor& visit) {
+  for (auto it = meta_.lower_bound(prefix);
+       it != meta_.end() && std::string_view(it->first).substr(0, prefix.size()) == prefix; ++it) {
+    if (!visit(it->first, it->second)) break;
+  }
+  return Status::Ok();
+}
+
 Status MemoryStore::Write(const StoreBatch& batch) {
   for (const StoreBatch::Entry& e : batch.entries()) {
     if (e.record) {

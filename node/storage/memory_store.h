@@ -22,6 +22,8 @@ class MemoryStore final : public Store {
   uint64_t Count() override { return records_.size(); }
   Status PutMeta(std::string_view name, std::string_view value) override;
   Status GetMeta(std::string_view name, std::string* value) override;
+  Status EraseMeta(std::string_view name) override;
+  Status ScanMeta(std::string_view prefix, const MetaVisitor& visit) override;
 
  private:
   using Key = std::pair<Id, std::string>;

@@ -149,6 +149,22 @@ Status RocksDbStore::GetMeta(std::string_view name, std::string* value) {
   return s.ok() ? Status::Ok() : ReadError(dir_, s);
 }
 
+Status RocksDbStore::EraseMeta(std::string_view name) {
+  rocksdb::Status s = db_->Delete(MakeWriteOptions(options_), handles_[1],
+                                  rocksdb::Slice(name.data(), name.size()));
+  return s.ok() ? Status::Ok() : WriteError(dir_, s);
+}
+
+Status RocksDbStore::ScanMeta(std::string_view prefix, const MetaVisitor& visit) {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[1]));
+  for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size())); it->Valid(); it->Next()) {
+    const std::string_view name(it->key().data(), it->key().size());
+    if (name.substr(0, prefix.size()) != prefix) break;
+    if (!visit(name, std::string_view(it->value().data(), it->value().size()))) break;
+  }
+  return it->status().ok() ? Status::Ok() : ReadError(dir_, it->status());
+}
+
 Result<bool> RocksDbStore::Contains(const std::string& db_key) {
   rocksdb::PinnableSlice ignored;
   rocksdb::Status s =

@@ -53,6 +53,8 @@ class RocksDbStore final : public Store {
   // In the "meta" column family, apart from the records.
   [[nodiscard]] Status PutMeta(std::string_view name, std::string_view value) override;
   [[nodiscard]] Status GetMeta(std::string_view name, std::string* value) override;
+  [[nodiscard]] Status EraseMeta(std::string_view name) override;
+  [[nodiscard]] Status ScanMeta(std::string_view prefix, const MetaVisitor& visit) override;
 
   const std::string& dir() const { return dir_; }
 

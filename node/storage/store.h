@@ -87,6 +87,12 @@ class Store {
   // its own space: it never shows up in scans or counts. NotFound when there is none.
   [[nodiscard]] virtual Status PutMeta(std::string_view name, std::string_view value) = 0;
   [[nodiscard]] virtual Status GetMeta(std::string_view name, std::string* value) = 0;
+  // Removes a named value; OK if there was none.
+  [[nodiscard]] virtual Status EraseMeta(std::string_view name) = 0;
+  // Visits the named values whose names begin with `prefix`, in name order (the hints kept
+  // for other members, one value each). Return false to stop early.
+  using MetaVisitor = std::function<bool(std::string_view name, std::string_view value)>;
+  [[nodiscard]] virtual Status ScanMeta(std::string_view prefix, const MetaVisitor& visit) = 0;
 
   // The size a record counts for in pages and batches: key and value bytes plus 32.
   static size_t RecordBytes(const wire::Record& r) {

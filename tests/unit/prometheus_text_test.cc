@@ -64,6 +64,10 @@ VnodeMetricsSample HandBuilt() {
   s.counters.keys_dropped = 17;
   s.counters.tombstones_purged = 18;
   s.counters.writes_replicated = 19;
+  s.counters.writes_failed = 20;
+  s.counters.hints_pending = 21;
+  s.counters.hint_bytes = 2100;
+  s.counters.hints_delivered = 22;
   for (double hops : {0, 1, 1, 3, 7, 25}) s.metrics.lookup_hops.Observe(hops);
   RpcTypeMetrics& gs = s.metrics.Rpc("get_state");
   gs.requests = 5;
@@ -159,6 +163,11 @@ TEST(PrometheusTextTest, RendersExactLinesForOneVnode) {
       "chord_tombstones_purged_total{" + n + "} 18",
       "chord_writes_coordinated_total{" + n + "} 19",
       "# TYPE chord_writes_coordinated_total counter",
+      "chord_writes_failed_total{" + n + "} 20",
+      "# TYPE chord_hints_pending gauge",
+      "chord_hints_pending{" + n + "} 21",
+      "chord_hint_bytes{" + n + "} 2100",
+      "chord_hints_delivered_total{" + n + "} 22",
   };
   for (const auto& line : expected) EXPECT_TRUE(HasLine(text, line)) << line << "\n" << text;
   EXPECT_EQ(text.back(), '\n');

@@ -201,6 +201,42 @@ TEST(RocksDbStoreTest, ReopenKeepsEverything) {
   }
 }
 
+TEST(RocksDbStoreTest, MetaValuesScanByPrefixEraseAndSurviveAReopen) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  {
+    auto store = OpenOrDie(tmp.path());
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->PutMeta("hint/a/x", "1").ok());
+    ASSERT_TRUE(store->PutMeta("hint/a/y", "2").ok());
+    ASSERT_TRUE(store->PutMeta("hint/b/z", "3").ok());
+    ASSERT_TRUE(store->PutMeta("members", "m").ok());
+    ASSERT_TRUE(store->EraseMeta("hint/a/y").ok());
+    ASSERT_TRUE(store->EraseMeta("never-there").ok());
+    EXPECT_EQ(store->Count(), 0u);  // meta values are not records
+  }
+  auto store = OpenOrDie(tmp.path());
+  ASSERT_NE(store, nullptr);
+  std::vector<std::string> seen;
+  ASSERT_TRUE(store
+                  ->ScanMeta("hint/",
+                             [&](std::string_view name, std::string_view value) {
+                               seen.push_back(std::string(name) + "=" + std::string(value));
+                               return true;
+                             })
+                  .ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"hint/a/x=1", "hint/b/z=3"}));
+  seen.clear();
+  ASSERT_TRUE(store
+                  ->ScanMeta("hint/b/",
+                             [&](std::string_view name, std::string_view) {
+                               seen.emplace_back(name);
+                               return true;
+                             })
+                  .ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"hint/b/z"}));
+}
+
 TEST(RocksDbStoreTest, SyncWritesStoreAndReopenTheSame) {
   TempDir tmp;
   ASSERT_TRUE(tmp.ok());

@@ -55,6 +55,7 @@ ChordClient& BenchClient::ClientFor(const std::string& addr) {
 OpOutcome BenchClient::Get(const std::string& key) {
   wire::Envelope request;
   request.mutable_get()->set_key(key);
+  request.mutable_get()->set_consistency(consistency_);
   return Send(std::move(request));
 }
 
@@ -62,6 +63,7 @@ OpOutcome BenchClient::Put(const std::string& key, const std::string& value) {
   wire::Envelope request;
   request.mutable_put()->set_key(key);
   request.mutable_put()->set_value(value);
+  request.mutable_put()->set_consistency(consistency_);
   return Send(std::move(request));
 }
 

@@ -40,6 +40,9 @@ class BenchClient {
   BenchClient(const BenchClient&) = delete;
   BenchClient& operator=(const BenchClient&) = delete;
 
+  // Every later get and put asks for this consistency level (README "Consistency levels").
+  void set_consistency(wire::Consistency level) { consistency_ = level; }
+
   OpOutcome Get(const std::string& key);
   OpOutcome Put(const std::string& key, const std::string& value);
 
@@ -54,6 +57,7 @@ class BenchClient {
   size_t next_node_ = 0;
   std::optional<OwnerRouter> router_;  // set in direct mode
   uint64_t timeout_ms_;
+  wire::Consistency consistency_ = wire::CONSISTENCY_DEFAULT;
   std::map<std::string, std::unique_ptr<ChordClient>> clients_;  // by address
 };
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol/chord.pb.h"
+
 namespace chord::bench {
 
 // The request mix of a run.
@@ -51,6 +53,8 @@ struct BenchOptions {
   bool json = false;
   uint64_t timeout_ms = kDefaultTimeoutMs;  // bound of every request
   uint64_t seed = kDefaultSeed;
+  // --consistency one|quorum|all; DEFAULT: the node's default (quorum writes, one reads).
+  wire::Consistency consistency = wire::CONSISTENCY_DEFAULT;
 };
 
 }  // namespace chord::bench

@@ -22,6 +22,19 @@ std::string JoinNodes(const BenchOptions& options) {
   return out;
 }
 
+const char* ConsistencyName(wire::Consistency level) {
+  switch (level) {
+    case wire::CONSISTENCY_ONE:
+      return "one";
+    case wire::CONSISTENCY_QUORUM:
+      return "quorum";
+    case wire::CONSISTENCY_ALL:
+      return "all";
+    default:
+      return "default";
+  }
+}
+
 }  // namespace
 
 nlohmann::ordered_json ReportToJson(const BenchReport& r) {
@@ -33,6 +46,7 @@ nlohmann::ordered_json ReportToJson(const BenchReport& r) {
   j["keys"] = o.keys;
   j["value_size"] = o.value_bytes;
   j["direct"] = o.direct;
+  j["consistency"] = ConsistencyName(o.consistency);
   j["ops"] = r.ops;
   j["errors"] = r.errors;
   j["ops_per_sec"] = r.ops_per_sec;
@@ -67,6 +81,9 @@ std::string ReportToText(const BenchReport& r) {
   if (o.op == BenchOp::kMix) out += " (" + Fixed(o.get_ratio * 100, 0) + "% gets)";
   out += ", " + std::to_string(o.clients) + " clients, " + Fixed(r.elapsed_s, 1) + " s";
   if (o.warmup_seconds > 0) out += " after " + Fixed(o.warmup_seconds, 1) + " s of warm-up";
+  if (o.consistency != wire::CONSISTENCY_DEFAULT) {
+    out += ", consistency " + std::string(ConsistencyName(o.consistency));
+  }
   out +=
       ", " + std::to_string(o.keys) + " keys, " + std::to_string(o.value_bytes) + "-byte values, ";
   if (o.direct) {

@@ -47,6 +47,12 @@ double NsToUs(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 BenchRunner::BenchRunner(BenchOptions options) : options_(std::move(options)) {}
 
 std::unique_ptr<BenchClient> BenchRunner::MakeClient(int thread) const {
+  std::unique_ptr<BenchClient> client = MakeClientFor(thread);
+  client->set_consistency(options_.consistency);
+  return client;
+}
+
+std::unique_ptr<BenchClient> BenchRunner::MakeClientFor(int thread) const {
   if (router_) return std::make_unique<BenchClient>(*router_, options_.timeout_ms);
   return std::make_unique<BenchClient>(options_.nodes, static_cast<size_t>(thread),
                                        options_.timeout_ms);

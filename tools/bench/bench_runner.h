@@ -54,6 +54,7 @@ class BenchRunner {
 
   // The connection set of client thread `thread`.
   std::unique_ptr<BenchClient> MakeClient(int thread) const;
+  std::unique_ptr<BenchClient> MakeClientFor(int thread) const;
   // Writes key-0 .. key-(keys-1) with all client threads.
   Status Preload(BenchReport* report) const;
   // One client thread's loop: requests until `end`, recorded from `measure_start` on.

@@ -69,6 +69,11 @@ int Main(int argc, char** argv) {
   app.add_flag("--direct", options.direct,
                "send each request straight to the key's owner, computed from the ring fetched "
                "once (a smart client), instead of through the given nodes");
+  std::string consistency;
+  app.add_option("--consistency", consistency,
+                 "how many replicas each get and put needs: one, quorum or all (default: the "
+                 "node's, quorum for puts and one for gets)")
+      ->check(CLI::IsMember({"one", "quorum", "all"}));
   app.add_flag("--json", options.json, "print one JSON object");
   chord::TlsFiles tls;
   app.add_option("--tls-cert", tls.cert,
@@ -104,6 +109,10 @@ int Main(int argc, char** argv) {
     }
   }
   options.nodes = nodes;
+  options.consistency = consistency == "one"      ? chord::wire::CONSISTENCY_ONE
+                        : consistency == "quorum" ? chord::wire::CONSISTENCY_QUORUM
+                        : consistency == "all"    ? chord::wire::CONSISTENCY_ALL
+                                                  : chord::wire::CONSISTENCY_DEFAULT;
   options.op = op == "put" ? BenchOp::kPut : op == "mix" ? BenchOp::kMix : BenchOp::kGet;
   if (ratio_opt->count() > 0 && options.op != BenchOp::kMix) {
     std::cerr << "chord-bench: --get-ratio applies to --op mix only; drop it or use --op mix\n";

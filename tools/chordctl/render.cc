@@ -59,7 +59,11 @@ static nlohmann::json DataCountersJson(const wire::DataCounters& d) {
                         {"keys_repaired", d.keys_repaired()},
                         {"keys_dropped", d.keys_dropped()},
                         {"tombstones_purged", d.tombstones_purged()},
-                        {"watch_resyncs", d.watch_resyncs()}};
+                        {"watch_resyncs", d.watch_resyncs()},
+                        {"hints_stored", d.hints_stored()},
+                        {"hints_delivered", d.hints_delivered()},
+                        {"hints_refused", d.hints_refused()},
+                        {"writes_failed", d.writes_failed()}};
 }
 
 nlohmann::json StatusJson(const wire::StatusResponse& status) {
@@ -87,6 +91,8 @@ nlohmann::json StatusJson(const wire::StatusResponse& status) {
                         {"ring_merges", status.ring_merges()},
                         {"watchers", status.watchers()},
                         {"watched_keys", status.watched_keys()},
+                        {"hints_pending", status.hints_pending()},
+                        {"hint_bytes", status.hint_bytes()},
                         {"data", DataCountersJson(status.data())}};
 }
 
@@ -172,6 +178,12 @@ std::string StatusText(const wire::StatusResponse& status) {
   line("watch", std::to_string(status.watchers()) + " watchers waiting, " +
                     std::to_string(status.watched_keys()) + " keys followed, " +
                     std::to_string(d.watch_resyncs()) + " resyncs");
+  line("hints", std::to_string(status.hints_pending()) + " pending (" +
+                    std::to_string(status.hint_bytes()) + " bytes); " +
+                    std::to_string(d.hints_stored()) + " stored, " +
+                    std::to_string(d.hints_delivered()) + " delivered, " +
+                    std::to_string(d.hints_refused()) + " refused");
+  line("writes_failed", std::to_string(d.writes_failed()));
   return out.str();
 }
 

@@ -14,6 +14,15 @@ constexpr int kMaxHintsFollowed = 4;
 // Bound on the nodes suspected at once.
 constexpr size_t kMaxSuspects = 256;
 
+// A read that needs several replicas to answer: only the owner can run it (the copies read
+// without the owner answer as consistency one), so it waits for the owner or its successor.
+bool ReadsSeveral(const wire::Envelope& request) {
+  if (!request.has_get()) return false;
+  const auto& get = request.get();
+  return get.required() > 1 || get.consistency() == wire::CONSISTENCY_QUORUM ||
+         get.consistency() == wire::CONSISTENCY_ALL;
+}
+
 }  // namespace
 
 void DataService::HandleRequest(ReplyToken from, const wire::Envelope& request) {
@@ -91,7 +100,8 @@ void DataService::OnLookupDone(OpRef ref, const LookupOutcome& outcome) {
   op.hops = outcome.result->hops;
   const NodeRef& owner = outcome.result->owner;
   const std::vector<NodeRef>& after = outcome.result->successors;
-  if (Suspected(owner) && op.request.has_get() && replication_.policy().replicated()) {
+  if (Suspected(owner) && op.request.has_get() && replication_.policy().replicated() &&
+      !ReadsSeveral(op.request)) {
     // The owner did not answer a moment ago: read its copies on the next holders at once.
     op.owner = owner;
     return replication_.reads().ReadFallback(op.request.get().key(),
@@ -124,9 +134,13 @@ void DataService::SendTo(uint64_t id, const NodeRef& owner) {
     if (op.suspect) membership_.Suspect(*op.suspect);
     return owner_.Serve(op.request, Ref(kLocal, id));
   }
-  // A write waits for its replicas (in parallel, each up to one RPC timeout).
-  const uint64_t timeout =
-      op.request.has_get() ? ctx_.config.rpc_timeout_ms : 2 * ctx_.config.rpc_timeout_ms;
+  // A write waits for its replicas (in parallel, each up to one RPC timeout), then for the
+  // hint holders standing in for the silent ones (one more): three leave a margin. A read at
+  // quorum or all waits for the replicas' answers (one more).
+  const bool several = ReadsSeveral(op.request);
+  const uint64_t timeout = !op.request.has_get() ? 3 * ctx_.config.rpc_timeout_ms
+                           : several             ? 2 * ctx_.config.rpc_timeout_ms
+                                                 : ctx_.config.rpc_timeout_ms;
   ctx_.out.Send(owner, op.request, timeout, Ref(kForward, id));
 }
 
@@ -142,7 +156,7 @@ void DataService::OnForwarded(uint64_t id, const wire::Envelope* response) {
     ctx_.ring.DropFinger(owner);
     Suspect(owner);
     if (op.request.has_get() && replication_.policy().replicated() &&
-        !op.owner_successors.empty()) {
+        !op.owner_successors.empty() && !ReadsSeveral(op.request)) {
       // Read the copies on the next members of the replica set instead.
       const std::vector<NodeRef> holders =
           replication_.policy().HoldersAfter(owner, op.owner_successors);

@@ -1,8 +1,10 @@
 #include "node/core/data/owner_service.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "node/core/replication/consistency.h"
 #include "protocol/limits.h"
 #include "protocol/messages.h"
 
@@ -97,7 +99,32 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester) {
   }
   if (!ring.Owns(key_id) || ring.awaiting_transfer) return Answer(requester, NotOwner(key_id));
   if (request.has_get()) {
+    const auto& get = request.get();
+    const Needed needed =
+        ReadsNeeded(get.consistency(), get.required(), replication_.policy().replicas());
+    if (!needed.problem.empty()) {
+      resp.set_code(wire::INVALID);
+      resp.set_error(needed.problem);
+      return Answer(requester, std::move(resp));
+    }
+    if (needed.count > 1) {
+      // Several members must answer: the newest version among them wins, the others are
+      // repaired (QuorumRead).
+      s = ctx_.store()->Get(key_id, key, &rec);
+      if (!s.ok() && !s.IsNotFound()) {
+        resp.set_code(wire::UNAVAILABLE);
+        resp.set_error("the owner could not read the key: " + s.message());
+        return Answer(requester, std::move(resp));
+      }
+      std::optional<wire::Record> own;
+      if (s.ok()) own = std::move(rec);
+      return replication_.quorum_reads().Start(
+          key, std::move(own), needed.count,
+          LevelName(get.consistency(), get.required(), /*write=*/false), requester);
+    }
     resp = ReadLocal(key_id, key, /*replica_read=*/false, &rec, &s);
+    resp.set_acks(s.ok() || s.IsNotFound() ? 1 : 0);
+    resp.set_required(1);
     if (s.ok() && replication_.policy().ShouldRepairRead()) replication_.reads().Repair(rec);
     // No copy here at all: a new owner may not have received every key yet (with vnodes a
     // join hand-over is partial). The replicas decide; the newest version they hold wins.
@@ -109,16 +136,22 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester) {
   // A write: this node, the owner, versions it and waits for the replica set.
   wire::Record record;
   record.set_key(key);
+  wire::Consistency level = wire::CONSISTENCY_DEFAULT;
+  uint32_t required = 0;
   if (request.has_put()) {
+    level = request.put().consistency();
+    required = request.put().required();
     record.set_value(request.put().value());
     record.set_version(request.put().version());
     record.set_writer(request.put().writer());
   } else {
+    level = request.del().consistency();
+    required = request.del().required();
     record.set_deleted(true);
     record.set_version(request.del().version());
     record.set_writer(request.del().writer());
   }
-  replication_.writes().Start(key_id, std::move(record), requester);
+  replication_.writes().Start(key_id, std::move(record), requester, level, required);
 }
 
 }  // namespace chord

@@ -25,6 +25,7 @@ void ReplicaServer::HandleReplicate(ReplyToken from, const wire::Envelope& reque
     r->set_code(wire::SHUTTING_DOWN);
     return ctx_.out.Reply(from, request.request_id(), std::move(reply));
   }
+  if (request.replicate().has_hint_for()) return HandleHint(from, request);
   uint32_t stored_count = 0;
   const wire::ReplicateRequest& rr = request.replicate();
   // A write of a watched key (one record): keep its changes here too, linked as the owner
@@ -55,6 +56,54 @@ void ReplicaServer::HandleReplicate(ReplyToken from, const wire::Envelope& reque
       r->set_newer_version(std::max(r->newer_version(), kept.version()));
       // A write's single record lost: the owner takes the record that beat it.
       if (request.replicate().records_size() == 1) *r->add_newer() = std::move(kept);
+    }
+  }
+  r->set_stored(stored_count);
+  ctx_.out.Reply(from, request.request_id(), std::move(reply));
+}
+
+bool ReplicaServer::KnownMember(const NodeRef& n) const {
+  const RingState& ring = ctx_.ring;
+  if (n.process() == ring.self.process()) return false;
+  if (ring.predecessor && *ring.predecessor == n) return true;
+  if (std::find(ring.successors.begin(), ring.successors.end(), n) != ring.successors.end()) {
+    return true;
+  }
+  if (std::any_of(ring.fingers.begin(), ring.fingers.end(),
+                  [&n](const std::optional<NodeRef>& f) { return f && *f == n; })) {
+    return true;
+  }
+  const std::vector<NodeRef> known = membership_.known_members();
+  return std::find(known.begin(), known.end(), n) != known.end();
+}
+
+void ReplicaServer::HandleHint(ReplyToken from, const wire::Envelope& request) {
+  wire::Envelope reply;
+  auto* r = reply.mutable_replicate_resp();
+  r->set_code(wire::OK);
+  const auto target = NodeRef::FromWire(request.replicate().hint_for());
+  if (!target || !KnownMember(*target)) {
+    // Only for members: a hint for anyone else could fill the store with unreachable copies.
+    r->set_code(wire::INVALID);
+    return ctx_.out.Reply(from, request.request_id(), std::move(reply));
+  }
+  uint32_t stored_count = 0;
+  for (const auto& rec : request.replicate().records()) {
+    if (!ctx_.records.RecordProblem(rec).empty()) continue;  // outside the limits: dropped
+    auto added = hints_.Add(*target, rec);
+    if (!added.ok()) {
+      r->set_code(wire::UNAVAILABLE);
+      ctx_.Log(LogLevel::kError, "cannot keep hinted records: " + added.status().message());
+      break;
+    }
+    if (*added == HintStore::AddResult::kFull) {
+      ++ctx_.counters.hints_refused;
+      r->set_code(wire::UNAVAILABLE);
+      break;
+    }
+    if (*added == HintStore::AddResult::kStored) {
+      ++ctx_.counters.hints_stored;
+      ++stored_count;
     }
   }
   r->set_stored(stored_count);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "node/core/replication/consistency.h"
 #include "protocol/messages.h"
 
 namespace chord {
@@ -12,13 +13,20 @@ enum Step : uint8_t { kReplicate = 1 };
 
 }  // namespace
 
-void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef requester) {
+void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef requester,
+                             wire::Consistency level, uint32_t required) {
   const uint64_t id = next_id_++;
   WriteOp& w = ops_[id];
   w.key_id = key_id;
   w.record = std::move(record);
   w.requester = requester;
   const RingState& ring = ctx_.ring;
+  const std::vector<NodeRef> targets = policy_.Targets();
+  const Needed needed = WritesNeeded(level, required, policy_.replicas(), targets.size() + 1);
+  if (!needed.problem.empty()) return Fail(id, wire::INVALID, needed.problem);
+  w.needed = needed.count;
+  w.hints_count = needed.hints_count;
+  w.level = LevelName(level, required, /*write=*/true);
   if (w.record.version() == 0) {
     // Not versioned by a coordinator (a direct request from a client): version it here.
     wire::Record old;
@@ -40,7 +48,7 @@ void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef reques
     return Settle(id);
   }
   ++ctx_.counters.writes_replicated;
-  const std::vector<NodeRef> targets = policy_.Targets();
+  w.acks = 1;  // the owner's own store
   w.asked = {std::string(ring.self.process())};
   for (const NodeRef& t : targets) w.asked.emplace_back(t.process());
   w.pending = targets.size();
@@ -48,18 +56,34 @@ void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef reques
   for (const NodeRef& t : targets) SendTo(id, t);
 }
 
-void WriteCoordinator::SendTo(uint64_t id, const NodeRef& target) {
+void WriteCoordinator::SendTo(uint64_t id, const NodeRef& target,
+                              const std::optional<NodeRef>& hint_for) {
   WriteOp& w = ops_[id];
   const auto index = static_cast<uint16_t>(w.sent_to.size());
   w.sent_to.push_back(target);
-  wire::Envelope replicate = msg::Replicate(ctx_.self(), {w.record});
-  // A watched key: the replica keeps its changes too, linked by the version before this one.
-  if (uint64_t prev = 0; ctx_.watches.LinkOf(w.record.key(), w.record.version(), &prev)) {
-    replicate.mutable_replicate()->set_watched(true);
-    replicate.mutable_replicate()->set_prev_version(prev);
+  w.hint_for.push_back(hint_for);
+  wire::Envelope request = msg::Replicate(ctx_.self(), {w.record});
+  if (hint_for) {
+    hint_for->ToWire(request.mutable_replicate()->mutable_hint_for());
+  } else if (uint64_t prev = 0; ctx_.watches.LinkOf(w.record.key(), w.record.version(), &prev)) {
+    // A watched key: the replica keeps its changes too, linked by the version before this one.
+    request.mutable_replicate()->set_watched(true);
+    request.mutable_replicate()->set_prev_version(prev);
   }
-  ctx_.out.Send(target, std::move(replicate), ctx_.config.rpc_timeout_ms,
+  ctx_.out.Send(target, std::move(request), ctx_.config.rpc_timeout_ms,
                 OpRef{OpKind::kWrite, kReplicate, index, id});
+}
+
+bool WriteCoordinator::SendHint(uint64_t id, const NodeRef& member) {
+  WriteOp& w = ops_[id];
+  for (const NodeRef& n : ctx_.ring.successors) {
+    if (n.process() == member.process()) continue;
+    if (std::find(w.asked.begin(), w.asked.end(), n.process()) != w.asked.end()) continue;
+    w.asked.emplace_back(n.process());
+    SendTo(id, n, member);  // its answer settles the member's place; pending unchanged
+    return true;
+  }
+  return false;
 }
 
 bool WriteCoordinator::Replace(uint64_t id) {
@@ -77,17 +101,28 @@ void WriteCoordinator::OnRpc(OpRef op, const wire::Envelope* response) {
   auto it = ops_.find(op.id);
   if (it == ops_.end()) return;
   WriteOp& w = it->second;
+  const bool known = op.index < w.sent_to.size();
+  const bool hint = known && w.hint_for[op.index].has_value();
   if (response != nullptr && response->has_replicate_resp()) {
     const auto& r = response->replicate_resp();
     if (r.code() == wire::OK) {
-      TakeNewer(op.id, r);
-    } else if (r.code() == wire::SHUTTING_DOWN) {
+      if (hint) {
+        ++w.hinted;
+      } else {
+        ++w.acks;
+        TakeNewer(op.id, r);
+      }
+    } else if (r.code() == wire::SHUTTING_DOWN && !hint) {
       if (Replace(op.id)) return;
-    } else if (op.index < w.sent_to.size()) {
-      w.failed = "the replica " + w.sent_to[op.index].addr + " could not store the key";
+    } else if (known) {
+      w.failed = (hint ? "the hint holder " : "the replica ") + w.sent_to[op.index].addr +
+                 " could not store the key";
     }
+  } else if (known && !hint && response == nullptr) {
+    // No answer: the member is presumed dead; its copy goes to the next live process as a
+    // hint for it (hinted hand-off).
+    if (SendHint(op.id, w.sent_to[op.index])) return;
   }
-  // No answer: the replica is presumed dead; the write needs the live ones only.
   if (--w.pending == 0) Settle(op.id);
 }
 
@@ -104,11 +139,30 @@ void WriteCoordinator::TakeNewer(uint64_t id, const wire::ReplicateResponse& ans
 
 void WriteCoordinator::Settle(uint64_t id) {
   WriteOp& w = ops_[id];
-  if (!w.failed.empty() && w.superseded_by == 0) {
-    return Fail(id, wire::UNAVAILABLE, w.failed);
+  const uint32_t counted = w.acks + (w.hints_count ? w.hinted : 0);
+  if (counted < w.needed && w.superseded_by == 0) {
+    ++ctx_.counters.writes_failed;
+    std::string why = "only " + std::to_string(counted) + " of " +
+                      std::to_string(policy_.replicas()) + " replicas stored the write (" +
+                      w.level + " needs " + std::to_string(w.needed) + ")";
+    if (!w.hints_count && w.hinted > 0) {
+      why += "; " + std::to_string(w.hinted) + " more kept it as hints, which do not count here";
+    }
+    if (!w.failed.empty()) why += "; " + w.failed;
+    why += "; it stays on those " + std::to_string(counted) +
+           " and reaches the others by anti-entropy; retry when the ring is whole";
+    wire::DataResponse resp;
+    resp.set_code(wire::UNAVAILABLE);
+    resp.set_error(std::move(why));
+    resp.set_acks(counted);
+    resp.set_required(w.needed);
+    ctx_.self().ToWire(resp.mutable_owner());
+    return Answer(id, std::move(resp));
   }
   wire::DataResponse resp;
   resp.set_code(wire::OK);
+  resp.set_acks(counted);
+  resp.set_required(w.needed);
   resp.set_version(w.record.version());
   if (w.superseded_by > w.record.version()) resp.set_superseded_by(w.superseded_by);
   ctx_.self().ToWire(resp.mutable_owner());
@@ -116,6 +170,7 @@ void WriteCoordinator::Settle(uint64_t id) {
 }
 
 void WriteCoordinator::Fail(uint64_t id, wire::Code code, std::string why) {
+  if (code == wire::UNAVAILABLE) ++ctx_.counters.writes_failed;
   wire::DataResponse resp;
   resp.set_code(code);
   resp.set_error(std::move(why));

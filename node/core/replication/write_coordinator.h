@@ -9,10 +9,18 @@
 // client still waits, may retry it under a new version. So a copy of a write that arrives
 // late can never outrank one acknowledged after it. Each write is a WriteOp owned here; its
 // answer goes to the requester's OpRef. Started by the OwnerService; node's thread.
+//
+// Consistency (README "Consistency levels"): the write needs `Needed.count` stores among the
+// replica set, the owner's own included; the answer carries `acks` and `required`, and a
+// write that fell short is answered UNAVAILABLE (and stays where it was stored: nothing is
+// rolled back). Hinted hand-off: a member that does not answer is replaced by the next live
+// process of the successor list not yet asked, sent the record with `hint_for` naming the
+// member; its OK counts toward the count unless the level is ALL (sloppy quorum).
 #ifndef CHORD_NODE_CORE_REPLICATION_WRITE_COORDINATOR_H_
 #define CHORD_NODE_CORE_REPLICATION_WRITE_COORDINATOR_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -32,7 +40,9 @@ class WriteCoordinator {
   WriteCoordinator& operator=(const WriteCoordinator&) = delete;
 
   // Writes `record` (key and value, or a tombstone, with its version and writer, or none).
-  void Start(const Id& key_id, wire::Record record, OpRef requester);
+  // `level` and `required` are the request's consistency (see consistency.h).
+  void Start(const Id& key_id, wire::Record record, OpRef requester,
+             wire::Consistency level = wire::CONSISTENCY_DEFAULT, uint32_t required = 0);
   void OnRpc(OpRef op, const wire::Envelope* response);
   size_t in_flight() const { return ops_.size(); }
 
@@ -45,10 +55,20 @@ class WriteCoordinator {
     uint64_t superseded_by = 0;      // a newer version found here or on a replica
     std::string failed;              // why a replica could not store it
     std::vector<NodeRef> sent_to;    // by the index of the OpRef of each request
+    std::vector<std::optional<NodeRef>> hint_for;  // by index: the member a hint stands for
     std::vector<std::string> asked;  // processes asked so far (this one included)
+    uint32_t needed = 1;             // stores the write needs (consistency.h)
+    bool hints_count = true;
+    uint32_t acks = 0;    // members of the replica set that stored it (the owner included)
+    uint32_t hinted = 0;  // copies kept as hints for members that did not answer
+    std::string level;    // the request's level, for the answer's sentence
   };
 
-  void SendTo(uint64_t id, const NodeRef& target);
+  void SendTo(uint64_t id, const NodeRef& target,
+              const std::optional<NodeRef>& hint_for = std::nullopt);
+  // A member did not answer: its copy goes to the next live process not yet asked, as a hint
+  // naming it; false if there is none.
+  bool SendHint(uint64_t id, const NodeRef& member);
   // A leaving member is replaced by the next process not yet asked; false if there is none.
   bool Replace(uint64_t id);
   // A replica held newer records than the write: take them (the owner must not serve older).

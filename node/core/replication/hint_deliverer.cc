@@ -1,0 +1,68 @@
+#include "node/core/replication/hint_deliverer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "protocol/messages.h"
+
+namespace chord {
+
+void HintDeliverer::Round() {
+  const uint64_t now = ctx_.now.mono_ms;
+  const std::vector<NodeRef> targets = hints_.Targets();
+  // States of members no hint is held for any more are dropped (bounded by the store).
+  std::erase_if(targets_, [&](const auto& entry) {
+    return !entry.second.in_flight &&
+           std::none_of(targets.begin(), targets.end(),
+                        [&](const NodeRef& t) { return t.addr == entry.first; });
+  });
+  size_t started = 0;
+  for (const NodeRef& target : targets) {
+    if (started >= kMaxTargetsPerRound) break;
+    TargetState& state = targets_[target.addr];
+    if (state.in_flight || state.next_try_ms > now) continue;
+    auto page = hints_.Page(target, kBatchBytes, kBatchRecords);
+    if (!page.ok()) {
+      ctx_.Log(LogLevel::kError,
+               "cannot read the hints kept for " + target.addr + ": " + page.status().message());
+      state.next_try_ms = now + state.backoff_ms;
+      continue;
+    }
+    if (page->empty()) continue;
+    const uint64_t id = next_id_++;
+    state.in_flight = true;
+    ++started;
+    Delivery& d = deliveries_[id];
+    d.target = target;
+    d.records = std::move(*page);
+    ctx_.out.Send(target, msg::Replicate(ctx_.self(), d.records), ctx_.config.transfer_timeout_ms,
+                  OpRef{OpKind::kHint, 0, 0, id});
+  }
+}
+
+void HintDeliverer::OnRpc(OpRef op, const wire::Envelope* response) {
+  auto it = deliveries_.find(op.id);
+  if (it == deliveries_.end()) return;
+  Delivery d = std::move(it->second);
+  deliveries_.erase(it);
+  TargetState& state = targets_[d.target.addr];
+  state.in_flight = false;
+  const uint64_t now = ctx_.now.mono_ms;
+  if (response == nullptr || !response->has_replicate_resp() ||
+      response->replicate_resp().code() != wire::OK) {
+    // Not back yet (or leaving): try again later, less often each time.
+    state.next_try_ms = now + state.backoff_ms;
+    state.backoff_ms = std::min(state.backoff_ms * 2, kMaxBackoffMs);
+    return;
+  }
+  state.backoff_ms = kFirstBackoffMs;
+  state.next_try_ms = now;
+  auto erased = hints_.EraseDelivered(d.target, d.records);
+  if (!erased.ok()) {
+    ctx_.Log(LogLevel::kError, "cannot erase delivered hints: " + erased.status().message());
+    return;
+  }
+  ctx_.counters.hints_delivered += *erased;
+}
+
+}  // namespace chord
