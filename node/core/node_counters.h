@@ -26,6 +26,8 @@ struct NodeCounters {
   uint64_t tombstones_purged = 0;
   uint64_t requests_expired = 0;  // requests refused for arriving after their deadline
   uint64_t requests_refused = 0;  // requests refused for the sender's credentials
+  uint64_t cas_conflicts = 0;     // conditional writes whose condition did not hold
+  uint64_t keys_expired = 0;      // records turned into tombstones by their TTL
 };
 
 }  // namespace chord

@@ -71,6 +71,8 @@ void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
   d->set_keys_repaired(c.keys_repaired);
   d->set_keys_dropped(c.keys_dropped);
   d->set_tombstones_purged(c.tombstones_purged);
+  d->set_cas_conflicts(c.cas_conflicts);
+  d->set_keys_expired(c.keys_expired);
   ctx_.out.Reply(from, request.request_id(), std::move(reply));
 }
 

@@ -45,6 +45,7 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
     return s;
   }
   s = store_->Put(key_id, rec);
+  if (s.ok() && !rec.deleted()) expiry_.Note(rec.expires_unix_ms(), key_id, rec.key());
   if (s.ok() && stored != nullptr) *stored = true;
   return s;
 }
@@ -81,8 +82,9 @@ uint64_t RecordStore::CountLive(const Id& from, const Id& to) const {
 }
 
 Status RecordStore::ObserveAllVersions() {
-  return store_->Scan(Id(), Id(), [this](const Id&, const wire::Record& rec) {
+  return store_->Scan(Id(), Id(), [this](const Id& id, const wire::Record& rec) {
     clock_->Observe(rec.version());
+    if (!rec.deleted()) expiry_.Note(rec.expires_unix_ms(), id, rec.key());
     return true;
   });
 }

@@ -2,7 +2,8 @@
 // no record is stored that breaks the data limits, whoever sent it (key and value sizes, a
 // version from the future, a malformed writer); last-writer-wins stores (RecordNewer decides), erasing a batch of records only where they
 // are still the versions that were sent or confirmed, pages of a range that resume after a
-// key id, and counts of live records. It feeds every version it stores to the VersionClock.
+// key id, and counts of live records. It feeds every version it stores to the VersionClock
+// and every expiry time to the ExpiryIndex.
 // Not thread-safe; the node's thread only.
 #ifndef CHORD_NODE_CORE_RECORD_STORE_H_
 #define CHORD_NODE_CORE_RECORD_STORE_H_
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "node/core/expiry_index.h"
 #include "node/core/node_config.h"
 #include "node/core/ready.h"
 #include "node/core/ring_state.h"
@@ -60,14 +62,18 @@ class RecordStore {
                                            const Store::Filter& keep = nullptr);
   // Live (not deleted) records in (from, to].
   uint64_t CountLive(const Id& from, const Id& to) const;
-  // Versions continue above everything stored (a restart on the same data).
+  // Versions continue above everything stored (a restart on the same data); also fills the
+  // expiry index from the records that carry an expiry.
   [[nodiscard]] Status ObserveAllVersions();
+  // The records with an expiry time that were stored (the ExpirySweeper's work list).
+  ExpiryIndex& expiry() { return expiry_; }
 
  private:
   Store* store_;
   VersionClock* clock_;
   const NodeConfig* config_;
   const Clock* now_;
+  ExpiryIndex expiry_;
 };
 
 // The stamps of the records of a page.

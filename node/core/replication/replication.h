@@ -2,7 +2,7 @@
 // consistency"). It owns the ReplicationPolicy (who holds copies; what a new predecessor
 // gets), the WriteCoordinator (owner writes), ReplicaReads (reads of the copies, read
 // repair), AntiEntropy with TombstonePurge and the Cleanup walk (run every anti_entropy_ms),
-// and the ReplicaServer (what a replica answers). The ChordNode hands it the answers and
+// the ReplicaServer (what a replica answers) and the ExpirySweeper (TTL tombstones). The ChordNode hands it the answers and
 // requests of these parts; the node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICATION_H_
 #define CHORD_NODE_CORE_REPLICATION_REPLICATION_H_
@@ -16,6 +16,7 @@
 #include "node/core/op_ref.h"
 #include "node/core/replication/anti_entropy.h"
 #include "node/core/replication/cleanup.h"
+#include "node/core/replication/expiry_sweeper.h"
 #include "node/core/replication/replica_reads.h"
 #include "node/core/replication/replica_server.h"
 #include "node/core/replication/replication_policy.h"
@@ -35,7 +36,8 @@ class Replication {
         cleanup_(ctx, policy_, lookups),
         purge_(ctx),
         anti_entropy_(ctx, policy_, cleanup_, purge_),
-        server_(ctx, policy_) {}
+        server_(ctx, policy_),
+        sweeper_(ctx) {}
   Replication(const Replication&) = delete;
   Replication& operator=(const Replication&) = delete;
 
@@ -47,8 +49,10 @@ class Replication {
   ReplicaServer& server() { return server_; }
   TombstonePurge& purge() { return purge_; }
 
-  // Called every maintenance round: an anti-entropy round once anti_entropy_ms has passed.
+  // Called every maintenance round: expired records become tombstones; an anti-entropy round
+  // once anti_entropy_ms has passed.
   void Round() {
+    sweeper_.Sweep();
     const uint64_t now = ctx_.now.mono_ms;
     if (next_anti_entropy_ms_ == 0) next_anti_entropy_ms_ = now + ctx_.config.anti_entropy_ms;
     if (now < next_anti_entropy_ms_) return;
@@ -86,6 +90,7 @@ class Replication {
   TombstonePurge purge_;
   AntiEntropy anti_entropy_;
   ReplicaServer server_;
+  ExpirySweeper sweeper_;
   uint64_t next_anti_entropy_ms_ = 0;
 };
 
