@@ -117,34 +117,67 @@ bool ReadValueFile(const std::string& path, std::string* value) {
   return true;
 }
 
-int RunPut(const CtlOptions& options, const std::string& key, const std::string& value) {
+namespace {
+
+// The JSON line of a data answer (put, get, del --json).
+std::string DataJson(const std::string& key, const wire::DataResponse& r, bool with_value) {
+  nlohmann::json doc;
+  doc["key"] = key;
+  doc["code"] = wire::Code_Name(r.code());
+  doc["version"] = r.version();
+  doc["acks"] = r.acks();
+  doc["required"] = r.required();
+  if (with_value) doc["value"] = r.value();
+  if (r.expires_unix_ms() != 0) doc["expires_unix_ms"] = r.expires_unix_ms();
+  return DumpJson(doc);
+}
+
+// A write's CONFLICT: the condition and the version the key is at.
+int ReportConflict(const char* op, const std::string& key, const wire::DataResponse& r) {
+  const std::string now = r.version() == 0 ? std::string("does not exist")
+                                           : "is at version " + std::to_string(r.version());
+  PrintError("the " + std::string(op) + " of key " + QuoteKey(key) +
+             " was not applied: its condition did not hold (the key " + now +
+             (r.error().empty() ? std::string() : "; " + r.error()) +
+             "); read the key again and retry with its current version");
+  return kExitConflict;
+}
+
+}  // namespace
+
+int RunPut(const CtlOptions& options, const std::string& key, const std::string& value,
+           const DataOptions& data) {
   if (!CheckKey(key) || !CheckValue(value)) return kExitUsage;
   ChordClient client(options.node, options.timeout_ms);
-  Result<wire::DataResponse> r = client.Put(key, value);
+  Result<wire::DataResponse> r = client.Put(key, value, data);
   if (!r.ok()) return ReportStatus(r.status());
+  if (r->code() == wire::CONFLICT) return ReportConflict("put", key, *r);
   if (r->code() != wire::OK) return ReportCode(options, "put", key, r->code(), r->error());
+  if (options.json) WriteStdout(DataJson(key, *r, /*with_value=*/false) + "\n");
   return kExitOk;
 }
 
-int RunGet(const CtlOptions& options, const std::string& key) {
+int RunGet(const CtlOptions& options, const std::string& key, const DataOptions& data) {
   if (!CheckKey(key)) return kExitUsage;
   ChordClient client(options.node, options.timeout_ms);
-  Result<wire::DataResponse> r = client.Get(key);
+  Result<wire::DataResponse> r = client.Get(key, data);
   if (!r.ok()) return ReportStatus(r.status());
   if (r->code() != wire::OK) return ReportCode(options, "get", key, r->code(), r->error());
-  WriteStdout(r->value() + "\n");
+  WriteStdout((options.json ? DataJson(key, *r, /*with_value=*/true) : r->value()) + "\n");
   return kExitOk;
 }
 
-int RunDelete(const CtlOptions& options, const std::string& key) {
+int RunDelete(const CtlOptions& options, const std::string& key, const DataOptions& data) {
   if (!CheckKey(key)) return kExitUsage;
   ChordClient client(options.node, options.timeout_ms);
-  Result<wire::DataResponse> r = client.Delete(key);
+  Result<wire::DataResponse> r = client.Delete(key, data);
   if (!r.ok()) return ReportStatus(r.status());
+  if (r->code() == wire::CONFLICT) return ReportConflict("delete", key, *r);
   // Deleting a key that is not there leaves the ring as asked: success.
   if (r->code() != wire::OK && r->code() != wire::NOT_FOUND) {
     return ReportCode(options, "delete", key, r->code(), r->error());
   }
+  if (options.json) WriteStdout(DataJson(key, *r, /*with_value=*/false) + "\n");
   return kExitOk;
 }
 

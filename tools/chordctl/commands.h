@@ -8,6 +8,7 @@
 #include <string>
 
 #include "protocol/base/status.h"
+#include "tools/client/chord_client.h"
 
 namespace chord::ctl {
 
@@ -16,6 +17,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitNotFound = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitUnavailable = 3;
+// A compare-and-set condition (--if-version, --if-absent) did not hold.
+inline constexpr int kExitConflict = 4;
 
 inline constexpr const char* kDefaultNode = "127.0.0.1:4000";
 inline constexpr uint64_t kDefaultTimeoutMs = 15000;
@@ -38,9 +41,13 @@ int ReportStatus(const Status& status);
 // file cannot be read.
 bool ReadValueFile(const std::string& path, std::string* value);
 
-int RunPut(const CtlOptions& options, const std::string& key, const std::string& value);
-int RunGet(const CtlOptions& options, const std::string& key);
-int RunDelete(const CtlOptions& options, const std::string& key);
+// With `data` (consistency, compare-and-set, TTL). With --json each prints one object
+// {"key","code","version","acks","required"} (get adds "value", and "expires_unix_ms" for a
+// value with a TTL); otherwise put and del print nothing and get prints the value.
+int RunPut(const CtlOptions& options, const std::string& key, const std::string& value,
+           const DataOptions& data = {});
+int RunGet(const CtlOptions& options, const std::string& key, const DataOptions& data = {});
+int RunDelete(const CtlOptions& options, const std::string& key, const DataOptions& data = {});
 int RunLookup(const CtlOptions& options, const std::string& key);
 int RunStatus(const CtlOptions& options);
 // `ring --json`: the walk as JSON (DESIGN.md section 5). `ring`: the table of ring_table.h

@@ -1,7 +1,7 @@
 // chordctl: the command-line client of a chord ring (DESIGN.md section 5). Parses the
 // command line with CLI11 and hands over to one Run function (commands.h, watch.h,
 // bulk_load.h). Exit codes: 0 ok, 1 not found (check: [ERR]), 2 usage, 3 unreachable or
-// timeout.
+// timeout, 4 a compare-and-set conflict.
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <exception>
@@ -10,6 +10,7 @@
 
 #include "tools/chordctl/bulk_load.h"
 #include "tools/chordctl/commands.h"
+#include "tools/chordctl/duration.h"
 #include "tools/chordctl/watch.h"
 #include "tools/client/chord_client.h"
 
@@ -17,6 +18,51 @@ namespace {
 
 constexpr uint64_t kMaxTimeoutMs = 3600 * 1000;
 constexpr uint64_t kMaxWatchFrames = 1000000000;
+// Above any replication factor a node accepts; the node names the real limit.
+constexpr uint32_t kMaxRequired = 64;
+
+// The options of issue 14 as given on the command line, before they are checked.
+struct DataFlags {
+  std::string consistency;
+  uint32_t required = 0;
+  uint64_t if_version = 0;
+  bool if_absent = false;
+  std::string ttl;
+};
+
+// --consistency, -w/-r on a data subcommand (`letter` is w for writes, r for reads).
+void AddConsistencyFlags(CLI::App* cmd, DataFlags* flags, const std::string& letter) {
+  cmd->add_option("--consistency", flags->consistency,
+                  letter == "w"
+                      ? "how many of the key's R replicas must store the write: one, quorum "
+                        "(R/2+1, the default) or all"
+                      : "how many of the key's R replicas must answer: one (the default: the "
+                        "owner), quorum (R/2+1, newest wins, stale ones repaired) or all")
+      ->check(CLI::IsMember({"one", "quorum", "all"}));
+  cmd->add_option("-" + letter, flags->required,
+                  letter == "w" ? "replicas that must store the write (overrides --consistency)"
+                                : "replicas that must answer (overrides --consistency)")
+      ->check(CLI::Range(uint32_t{1}, kMaxRequired));
+}
+
+// The DataOptions of `flags`, or false with the reason printed.
+bool ToDataOptions(const DataFlags& flags, chord::DataOptions* out) {
+  if (flags.consistency == "one") out->consistency = chord::wire::CONSISTENCY_ONE;
+  if (flags.consistency == "quorum") out->consistency = chord::wire::CONSISTENCY_QUORUM;
+  if (flags.consistency == "all") out->consistency = chord::wire::CONSISTENCY_ALL;
+  out->required = flags.required;
+  out->if_version = flags.if_version;
+  out->if_absent = flags.if_absent;
+  if (!flags.ttl.empty()) {
+    chord::Result<uint64_t> ms = chord::ctl::ParseDuration(flags.ttl);
+    if (!ms.ok()) {
+      std::cerr << "chordctl: --ttl: " << ms.status().message() << "\n";
+      return false;
+    }
+    out->ttl_ms = *ms;
+  }
+  return true;
+}
 
 int Main(int argc, char** argv) {
   using chord::ctl::CtlOptions;
@@ -29,6 +75,7 @@ int Main(int argc, char** argv) {
   std::string value_file;
   std::string svg_path;
   chord::ctl::WatchOptions watch_options;
+  DataFlags data_flags;
   chord::ctl::LoadOptions load_options;
 
   CLI::App app{"chordctl: talk to a chord ring (put, get, delete, look up keys; inspect nodes)",
@@ -36,7 +83,8 @@ int Main(int argc, char** argv) {
   app.footer(
       "Exit codes: 0 ok; 1 not found (get), or [ERR] (check); 2 usage (bad flags, key or value "
       "too large, malformed load input); 3 node unreachable, timeout, or the ring could not "
-      "complete the request.\nExamples:\n  chordctl ring                      every node, its "
+      "complete the request (too few replicas answered); 4 a compare-and-set condition did not "
+      "hold.\nExamples:\n  chordctl ring                      every node, its "
       "keys, [OK]/[ERR]\n  chordctl ring --svg ring.svg       a picture of the ring\n  "
       "chordctl watch                     live key counts (Ctrl-C to stop)\n  chordctl dump > "
       "keys.tsv; chordctl load keys.tsv   export and re-import every key");
@@ -65,12 +113,40 @@ int Main(int argc, char** argv) {
                       "read the value from FILE instead (- for stdin); for values too long for "
                       "a command line");
   value_opt->excludes(value_file_opt);
+  AddConsistencyFlags(put, &data_flags, "w");
+  CLI::Option* if_version_opt =
+      put->add_option("--if-version", data_flags.if_version,
+                      "compare-and-set: store only if the key is at version V now (exit 4 "
+                      "otherwise, naming the version it is at)")
+          ->option_text("V")
+          ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
+  put->add_flag("--if-absent", data_flags.if_absent,
+                "compare-and-set: store only if the key does not exist (exit 4 otherwise)")
+      ->excludes(if_version_opt);
+  put->add_option("--ttl", data_flags.ttl,
+                  "the value expires after DURATION (500ms, 30s, 5m, 1h): then it reads as "
+                  "absent everywhere")
+      ->option_text("DURATION");
+  put->add_flag("--json", options.json,
+                "print one JSON object: key, code, version, acks (replicas that stored it), "
+                "required");
 
   CLI::App* get = app.add_subcommand("get", "print the value of KEY; exit 1 if it is missing");
   get->add_option("KEY", key, "the key")->required();
+  AddConsistencyFlags(get, &data_flags, "r");
+  get->add_flag("--json", options.json,
+                "print one JSON object: key, code, value, version, acks, required, "
+                "expires_unix_ms");
 
   CLI::App* del = app.add_subcommand("del", "delete KEY");
   del->add_option("KEY", key, "the key")->required();
+  AddConsistencyFlags(del, &data_flags, "w");
+  del->add_option("--if-version", data_flags.if_version,
+                  "compare-and-set: delete only if the key is at version V now (exit 4 "
+                  "otherwise)")
+      ->option_text("V")
+      ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
+  del->add_flag("--json", options.json, "print one JSON object: key, code, version, acks");
 
   CLI::App* lookup = app.add_subcommand("lookup", "show which node owns KEY");
   lookup->add_option("KEY", key, "the key")->required();
@@ -128,6 +204,8 @@ int Main(int argc, char** argv) {
     return chord::ctl::kExitUsage;
   }
   options.timeout_given = timeout_opt->count() > 0;
+  chord::DataOptions data;
+  if (!ToDataOptions(data_flags, &data)) return chord::ctl::kExitUsage;
   if (chord::Status s = chord::ChordClient::ConfigureTls(tls); !s.ok()) {
     std::cerr << "chordctl: " << s.message() << "\n";
     return chord::ctl::kExitUsage;
@@ -142,10 +220,10 @@ int Main(int argc, char** argv) {
     if (value_file_opt->count() > 0) {
       if (!chord::ctl::ReadValueFile(value_file, &value)) return chord::ctl::kExitUsage;
     }
-    return chord::ctl::RunPut(options, key, value);
+    return chord::ctl::RunPut(options, key, value, data);
   }
-  if (get->parsed()) return chord::ctl::RunGet(options, key);
-  if (del->parsed()) return chord::ctl::RunDelete(options, key);
+  if (get->parsed()) return chord::ctl::RunGet(options, key, data);
+  if (del->parsed()) return chord::ctl::RunDelete(options, key, data);
   if (lookup->parsed()) return chord::ctl::RunLookup(options, key);
   if (status->parsed()) return chord::ctl::RunStatus(options);
   if (ring->parsed()) return chord::ctl::RunRing(options, svg_path);

@@ -11,8 +11,8 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <utility>
 
@@ -180,8 +180,7 @@ std::string ChordClient::WriteAll(std::string_view bytes, Clock::time_point dead
   return sent < bytes.size() ? "could not send the request" : "";
 }
 
-std::string ChordClient::ReadSome(Clock::time_point deadline, std::string* plain,
-                                  bool* timed_out) {
+std::string ChordClient::ReadSome(Clock::time_point deadline, std::string* plain, bool* timed_out) {
   *timed_out = false;
   char buf[kReadChunkBytes];
   for (int guard = 0; guard < 1000000; ++guard) {
@@ -237,9 +236,8 @@ Status ChordClient::Handshake(const std::string& dialed, Clock::time_point deadl
   }
   const PeerIdentity& peer = tls_->peer();
   if (peer.role != Sender::Role::kMember || peer.member_addr != dialed) {
-    const std::string who = peer.role == Sender::Role::kMember
-                                ? "the member " + peer.member_addr
-                                : std::string("no member");
+    const std::string who = peer.role == Sender::Role::kMember ? "the member " + peer.member_addr
+                                                               : std::string("no member");
     Disconnect();
     return Status::Unavailable("the node at " + addr_ + " (" + dialed +
                                ") showed a certificate for " + who +
@@ -429,33 +427,42 @@ Status ExpectBody(const std::string& addr, const wire::Envelope& response,
 
 }  // namespace
 
-Result<wire::DataResponse> ChordClient::Put(const std::string& key, const std::string& value) {
+Result<wire::DataResponse> ChordClient::Put(const std::string& key, const std::string& value,
+                                            const DataOptions& options) {
   wire::Envelope request;
-  request.mutable_put()->set_key(key);
-  request.mutable_put()->set_value(value);
-  Result<wire::Envelope> response = Call(std::move(request));
-  if (!response.ok()) return response.status();
-  if (Status s = ExpectBody(addr_, *response, wire::Envelope::kDataResp, "put"); !s.ok()) return s;
-  return std::move(response).value().data_resp();
+  wire::PutRequest* put = request.mutable_put();
+  put->set_key(key);
+  put->set_value(value);
+  put->set_consistency(options.consistency);
+  put->set_required(options.required);
+  put->set_if_version(options.if_version);
+  put->set_if_absent(options.if_absent);
+  put->set_ttl_ms(options.ttl_ms);
+  return CallData(std::move(request), "put");
 }
 
-Result<wire::DataResponse> ChordClient::Get(const std::string& key) {
+Result<wire::DataResponse> ChordClient::Get(const std::string& key, const DataOptions& options) {
   wire::Envelope request;
   request.mutable_get()->set_key(key);
-  Result<wire::Envelope> response = Call(std::move(request));
-  if (!response.ok()) return response.status();
-  if (Status s = ExpectBody(addr_, *response, wire::Envelope::kDataResp, "get"); !s.ok()) return s;
-  return std::move(response).value().data_resp();
+  request.mutable_get()->set_consistency(options.consistency);
+  request.mutable_get()->set_required(options.required);
+  return CallData(std::move(request), "get");
 }
 
-Result<wire::DataResponse> ChordClient::Delete(const std::string& key) {
+Result<wire::DataResponse> ChordClient::Delete(const std::string& key, const DataOptions& options) {
   wire::Envelope request;
-  request.mutable_del()->set_key(key);
+  wire::DeleteRequest* del = request.mutable_del();
+  del->set_key(key);
+  del->set_consistency(options.consistency);
+  del->set_required(options.required);
+  del->set_if_version(options.if_version);
+  return CallData(std::move(request), "delete");
+}
+
+Result<wire::DataResponse> ChordClient::CallData(wire::Envelope request, const char* what) {
   Result<wire::Envelope> response = Call(std::move(request));
   if (!response.ok()) return response.status();
-  if (Status s = ExpectBody(addr_, *response, wire::Envelope::kDataResp, "delete"); !s.ok()) {
-    return s;
-  }
+  if (Status s = ExpectBody(addr_, *response, wire::Envelope::kDataResp, what); !s.ok()) return s;
   return std::move(response).value().data_resp();
 }
 

@@ -22,6 +22,16 @@
 
 namespace chord {
 
+// Per-request options of a get, put or delete (issue 14). Fields a request kind does not
+// have are ignored: a get uses consistency/required only, a delete also if_version.
+struct DataOptions {
+  wire::Consistency consistency = wire::CONSISTENCY_DEFAULT;
+  uint32_t required = 0;    // explicit W (writes) or R (reads); 0: from `consistency`
+  uint64_t if_version = 0;  // compare-and-set: only if the key is at this version
+  bool if_absent = false;   // compare-and-set (put): only if the key does not exist
+  uint64_t ttl_ms = 0;      // put: expires this long after it is versioned; 0: never
+};
+
 class ChordClient {
  public:
   // `addr` is HOST:PORT or HOST:PORT#i (IPv4 literal or resolvable name).
@@ -43,15 +53,18 @@ class ChordClient {
   // Unavailable when the node cannot be reached or does not answer in time.
   Result<wire::Envelope> Call(wire::Envelope request);
 
-  Result<wire::DataResponse> Put(const std::string& key, const std::string& value);
-  Result<wire::DataResponse> Get(const std::string& key);
-  Result<wire::DataResponse> Delete(const std::string& key);
+  Result<wire::DataResponse> Put(const std::string& key, const std::string& value,
+                                 const DataOptions& options = {});
+  Result<wire::DataResponse> Get(const std::string& key, const DataOptions& options = {});
+  Result<wire::DataResponse> Delete(const std::string& key, const DataOptions& options = {});
   Result<wire::LookupResponse> Lookup(const std::string& key);
   Result<wire::StatusResponse> GetStatus();
   // Every record the node holds (any role), in ring-id order, paging through ListKeys.
   Result<std::vector<wire::Record>> ListKeys(bool with_values);
 
  private:
+  // Call for a get, put or delete: the DataResponse, or why there is none.
+  Result<wire::DataResponse> CallData(wire::Envelope request, const char* what);
   Status EnsureConnected();
   // Completes the TLS handshake on the fresh connection and checks who answered.
   Status Handshake(const std::string& dialed, std::chrono::steady_clock::time_point deadline);

@@ -1,0 +1,22 @@
+// Durations on the command line: "500ms", "30s", "5m", "1h", "2d", or several joined
+// ("1h30m"). Used by chordctl's put --ttl; pure functions, any thread.
+#ifndef CHORD_TOOLS_CHORDCTL_DURATION_H_
+#define CHORD_TOOLS_CHORDCTL_DURATION_H_
+
+#include <cstdint>
+#include <string>
+
+#include "protocol/base/status.h"
+
+namespace chord::ctl {
+
+// The longest TTL a put may ask for: ten years (the node refuses more).
+inline constexpr uint64_t kMaxDurationMs = 10ULL * 365 * 24 * 3600 * 1000;
+
+// Milliseconds of `text`, between 1 ms and kMaxDurationMs; InvalidArgument with one sentence
+// otherwise.
+Result<uint64_t> ParseDuration(const std::string& text);
+
+}  // namespace chord::ctl
+
+#endif  // CHORD_TOOLS_CHORDCTL_DURATION_H_
