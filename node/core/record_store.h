@@ -1,10 +1,10 @@
 // RecordStore: the core's view of the Store, with the rules every part applies to records:
 // no record is stored that breaks the data limits, whoever sent it (key and value sizes, a
-// version from the future, a malformed writer); last-writer-wins stores (RecordNewer decides), erasing a batch of records only where they
-// are still the versions that were sent or confirmed, pages of a range that resume after a
-// key id, and counts of live records. It feeds every version it stores to the VersionClock
-// and every expiry time to the ExpiryIndex.
-// Not thread-safe; the node's thread only.
+// version from the future, a malformed writer); last-writer-wins stores (RecordNewer decides),
+// erasing a batch of records only where they are still the versions that were sent or confirmed,
+// pages of a range that resume after a key id, and counts of live records. It feeds every version
+// it stores to the VersionClock and every expiry time to the ExpiryIndex. Not thread-safe; the
+// node's thread only.
 #ifndef CHORD_NODE_CORE_RECORD_STORE_H_
 #define CHORD_NODE_CORE_RECORD_STORE_H_
 

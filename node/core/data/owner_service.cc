@@ -62,9 +62,13 @@ bool OwnerService::Conditioned(const wire::Envelope& request, const Id& key_id,
     resp->set_error("the owner " + ctx_.self().addr + " could not read the key: " + s.message());
     return false;
   }
+  // The coordinator's retry of this very write (its answer was lost): already decided and
+  // stored here, so it goes on (storing changes nothing) instead of conflicting with itself.
+  const bool retry = s.ok() && record->version() != 0 && current.version() == record->version() &&
+                     current.writer() == record->writer() && current.deleted() == record->deleted();
   const ConditionOutcome outcome =
       CheckCondition(ConditionOf(request), s.ok() ? &current : nullptr, ctx_.now.wall_ms);
-  if (!outcome.holds) {
+  if (!outcome.holds && !retry) {
     ++ctx_.counters.cas_conflicts;
     resp->set_code(wire::CONFLICT);
     resp->set_version(outcome.current_version);
@@ -78,7 +82,7 @@ bool OwnerService::Conditioned(const wire::Envelope& request, const Id& key_id,
   // locally before it returns) run in one step on this node's single thread, so no other
   // write of the key comes between them, and the next conditional write of the key is checked
   // against this one.
-  if (ConditionOf(request).any() && s.ok() && record->version() <= current.version()) {
+  if (ConditionOf(request).any() && !retry && s.ok() && record->version() <= current.version()) {
     ctx_.versions.Observe(current.version());
     record->set_version(ctx_.versions.Next(ctx_.now.wall_ms));
     record->set_writer(ctx_.self().id.ToBytes());

@@ -57,9 +57,9 @@ class TombstonePurge {
 
   NodeContext& ctx_;
   std::unordered_map<uint64_t, PurgeOp> ops_;
-  std::vector<std::string> replicas_;            // processes of the last group's replicas
-  std::optional<NodeRef> predecessor_;           // the last group's predecessor
-  std::map<std::string, uint64_t> missing_;      // process -> since when (mono ms)
+  std::vector<std::string> replicas_;        // processes of the last group's replicas
+  std::optional<NodeRef> predecessor_;       // the last group's predecessor
+  std::map<std::string, uint64_t> missing_;  // process -> since when (mono ms)
   uint64_t next_id_ = 1;
 };
 
