@@ -27,8 +27,8 @@ ConditionOutcome CheckCondition(const WriteCondition& cond, const wire::Record* 
   out.current_version = live ? current->version() : 0;
   if (cond.if_absent && live) {
     out.holds = false;
-    out.error = "the key exists at version " + std::to_string(out.current_version) +
-                "; it was not written (--if-absent); read it and retry with --if-version";
+    out.error = "the key already exists at version " + std::to_string(out.current_version) +
+                "; read it and retry";
   } else if (cond.if_version != 0 && out.current_version != cond.if_version) {
     out.holds = false;
     out.error = (live ? "the key is at version " + std::to_string(out.current_version)
