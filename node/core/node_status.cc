@@ -100,6 +100,8 @@ void NodeStatus::HandleListKeys(ReplyToken from, const wire::Envelope& request) 
                                   out->set_key(rec.key());
                                   out->set_version(rec.version());
                                   out->set_deleted(rec.deleted());
+                                  out->set_expires_unix_ms(rec.expires_unix_ms());
+                                  out->set_expired(rec.expired());
                                   if (l.with_values()) out->set_value(rec.value());
                                   bytes += rec.key().size() + out->value().size();
                                   ++n;

@@ -28,7 +28,6 @@ void AntiEntropy::Round() {
   const auto start = ring.RangeStart();
   range_ = KeyRange{start ? *start : ring.self.id, ring.self.id};
   targets_ = policy_.Targets();
-  purge_.NoteGroup(targets_, ring);
   const int walk = policy_.replicas() - 1 + kExtraRangesPerRound;
   if (targets_.empty()) {
     purge_.Start(range_, {});

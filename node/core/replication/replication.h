@@ -53,6 +53,8 @@ class Replication {
   // once anti_entropy_ms has passed.
   void Round() {
     sweeper_.Sweep();
+    // Who may hold copies of our range, every round: a member that drops out is "missing".
+    if (!ctx_.ring.awaiting_transfer) purge_.NoteGroup(policy_.Targets(), ctx_.ring);
     const uint64_t now = ctx_.now.mono_ms;
     if (next_anti_entropy_ms_ == 0) next_anti_entropy_ms_ = now + ctx_.config.anti_entropy_ms;
     if (now < next_anti_entropy_ms_) return;
