@@ -35,6 +35,8 @@ struct NodeCounters {
   // Gauges, kept current by the HintStore: hinted records held now and their bytes.
   uint64_t hints_pending = 0;
   uint64_t hint_bytes = 0;
+  uint64_t cas_conflicts = 0;     // conditional writes whose condition did not hold
+  uint64_t keys_expired = 0;      // records turned into tombstones by their TTL
 };
 
 }  // namespace chord

@@ -80,6 +80,8 @@ void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
   d->set_writes_failed(c.writes_failed);
   s->set_hints_pending(c.hints_pending);
   s->set_hint_bytes(c.hint_bytes);
+  d->set_cas_conflicts(c.cas_conflicts);
+  d->set_keys_expired(c.keys_expired);
   ctx_.out.Reply(from, request.request_id(), std::move(reply));
 }
 
@@ -107,6 +109,8 @@ void NodeStatus::HandleListKeys(ReplyToken from, const wire::Envelope& request) 
                                   out->set_key(rec.key());
                                   out->set_version(rec.version());
                                   out->set_deleted(rec.deleted());
+                                  out->set_expires_unix_ms(rec.expires_unix_ms());
+                                  out->set_expired(rec.expired());
                                   if (l.with_values()) out->set_value(rec.value());
                                   bytes += rec.key().size() + out->value().size();
                                   ++n;

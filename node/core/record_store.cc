@@ -47,6 +47,7 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
   const uint64_t prev = s.ok() ? old.version() : 0;
   s = store_->Put(key_id, rec);
   if (!s.ok()) return s;
+  if (!rec.deleted()) expiry_.Note(rec.expires_unix_ms(), key_id, rec.key());
   if (stored != nullptr) *stored = true;
   if (watches_->Watched(rec.key())) watches_->OnStored(rec, prev, link, now_->mono_ms);
   return s;
@@ -84,8 +85,9 @@ uint64_t RecordStore::CountLive(const Id& from, const Id& to) const {
 }
 
 Status RecordStore::ObserveAllVersions() {
-  return store_->Scan(Id(), Id(), [this](const Id&, const wire::Record& rec) {
+  return store_->Scan(Id(), Id(), [this](const Id& id, const wire::Record& rec) {
     clock_->Observe(rec.version());
+    if (!rec.deleted()) expiry_.Note(rec.expires_unix_ms(), id, rec.key());
     return true;
   });
 }

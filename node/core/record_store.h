@@ -3,7 +3,8 @@
 // version from the future, a malformed writer); last-writer-wins stores (RecordNewer decides),
 // erasing a batch of records only where they are still the versions that were sent or confirmed,
 // pages of a range that resume after a key id, and counts of live records. It feeds every version
-// it stores to the VersionClock. Not thread-safe; the node's thread only.
+// it stores to the VersionClock, every expiry time to the ExpiryIndex and every change of a
+// watched key to the WatchLog. Not thread-safe; the node's thread only.
 #ifndef CHORD_NODE_CORE_RECORD_STORE_H_
 #define CHORD_NODE_CORE_RECORD_STORE_H_
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "node/core/expiry_index.h"
 #include "node/core/node_config.h"
 #include "node/core/ready.h"
 #include "node/core/ring_state.h"
@@ -64,8 +66,11 @@ class RecordStore {
                                            const Store::Filter& keep = nullptr);
   // Live (not deleted) records in (from, to].
   uint64_t CountLive(const Id& from, const Id& to) const;
-  // Versions continue above everything stored (a restart on the same data).
+  // Versions continue above everything stored (a restart on the same data); also fills the
+  // expiry index from the records that carry an expiry.
   [[nodiscard]] Status ObserveAllVersions();
+  // The records with an expiry time that were stored (the ExpirySweeper's work list).
+  ExpiryIndex& expiry() { return expiry_; }
 
  private:
   Store* store_;
@@ -73,6 +78,7 @@ class RecordStore {
   const NodeConfig* config_;
   const Clock* now_;
   WatchLog* watches_;
+  ExpiryIndex expiry_;
 };
 
 // The stamps of the records of a page.

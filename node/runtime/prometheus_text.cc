@@ -195,6 +195,10 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
           &NodeCounters::keys_dropped);
   counter("chord_tombstones_purged_total", "Tombstones erased after their grace period.",
           &NodeCounters::tombstones_purged);
+  counter("chord_cas_conflicts_total", "Conditional writes whose condition did not hold.",
+          &NodeCounters::cas_conflicts);
+  counter("chord_keys_expired_total", "Records turned into tombstones by their time to live.",
+          &NodeCounters::keys_expired);
   counter("chord_requests_expired_total",
           "Requests from other nodes refused because they arrived after their deadline.",
           &NodeCounters::requests_expired);

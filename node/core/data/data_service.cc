@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "node/core/data/write_conditions.h"
 #include "protocol/limits.h"
 #include "protocol/messages.h"
 
@@ -31,6 +32,7 @@ void DataService::HandleRequest(ReplyToken from, const wire::Envelope& request) 
   if (problem.empty() && request.has_put()) {
     problem = ValueProblem(request.put().value().size(), ctx_.config.max_value_bytes);
   }
+  if (problem.empty()) problem = ConditionProblem(request);
   if (!problem.empty()) {
     wire::DataResponse bad;
     bad.set_code(wire::INVALID);
@@ -183,6 +185,10 @@ void DataService::OnDataDone(OpRef ref, wire::DataResponse response) {
 
 void DataService::OnAnswer(uint64_t id, wire::DataResponse response) {
   DataOp& op = ops_[id];
+  if (response.code() == wire::OK && response.superseded_by() != 0 &&
+      ConditionOf(op.request).any()) {
+    return Finish(id, SupersededConditional(response.superseded_by()));
+  }
   if (response.code() == wire::OK && response.superseded_by() != 0) {
     // Another write, newer than this one, got there first. The client still waits for this
     // one, which it issued to take effect: it goes again, above the newer version.
@@ -218,6 +224,20 @@ void DataService::OnAnswer(uint64_t id, wire::DataResponse response) {
     }
   }
   Retry(id, response.error());
+}
+
+wire::DataResponse DataService::SupersededConditional(uint64_t newer) {
+  // The owner checked the condition and versions a write that passes it above the record it
+  // checked, so this is not expected; if it happens, the write's outcome is not known to have
+  // been decided on the newest record. Restamping and retrying would turn the compare-and-set
+  // into a blind write: it is answered as a conflict instead.
+  ++ctx_.counters.cas_conflicts;
+  wire::DataResponse resp;
+  resp.set_code(wire::CONFLICT);
+  resp.set_version(newer);
+  resp.set_error("a newer write (version " + std::to_string(newer) +
+                 ") reached the key first; read it again and retry");
+  return resp;
 }
 
 void DataService::Retry(uint64_t id, const std::string& why) {

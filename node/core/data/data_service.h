@@ -7,7 +7,8 @@
 // the next holders of the key's copies at once, and a write goes to the owner's successor,
 // marked with the suspect, so that the successor checks its predecessor now and takes the
 // range over as soon as it is found dead. Only the first request pays the timeout.
-// A write that lost to a newer one while its client waits is retried under a new version.
+// A write that lost to a newer one while its client waits is retried under a new version
+// (a conditional write is not: it is answered CONFLICT).
 // Each request is a DataOp owned here; the answer goes back to the client. Called by the
 // ChordNode; node's thread.
 #ifndef CHORD_NODE_CORE_DATA_DATA_SERVICE_H_
@@ -78,6 +79,8 @@ class DataService {
   void OnForwarded(uint64_t id, const wire::Envelope* response);
   // The owner's answer (or a replica read's): done, or NOT_OWNER/SHUTTING_DOWN to follow.
   void OnAnswer(uint64_t id, wire::DataResponse response);
+  // The answer to a conditional write that lost to a newer one: CONFLICT, never a restamp.
+  wire::DataResponse SupersededConditional(uint64_t newer);
   void Retry(uint64_t id, const std::string& why);
   void Finish(uint64_t id, wire::DataResponse response);
   OpRef Ref(Step step, uint64_t id) const { return OpRef{OpKind::kDataOp, step, 0, id}; }

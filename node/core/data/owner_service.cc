@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "node/core/replication/consistency.h"
+#include "node/core/data/write_conditions.h"
 #include "protocol/limits.h"
 #include "protocol/messages.h"
 
@@ -34,9 +35,12 @@ wire::DataResponse OwnerService::ReadLocal(const Id& key_id, const std::string& 
   wire::DataResponse resp;
   ctx_.self().ToWire(resp.mutable_owner());
   *status = ctx_.store()->Get(key_id, key, record);
-  if (status->ok() && !record->deleted()) {
+  // An expired value reads exactly like the tombstone its expiry leaves (at version + 1).
+  const bool expired = status->ok() && !record->deleted() && !RecordLive(*record, ctx_.now.wall_ms);
+  if (status->ok() && !record->deleted() && !expired) {
     resp.set_code(wire::OK);
     resp.set_value(record->value());
+    if (record->expires_unix_ms() != 0) resp.set_expires_unix_ms(record->expires_unix_ms());
   } else if (status->ok() || status->IsNotFound()) {
     resp.set_code(wire::NOT_FOUND);
     resp.set_error("the key does not exist");
@@ -47,7 +51,54 @@ wire::DataResponse OwnerService::ReadLocal(const Id& key_id, const std::string& 
   }
   // A replica tells the version of a tombstone too: it is newer than an older value.
   if (status->ok() && (replica_read || !record->deleted())) resp.set_version(record->version());
+  if (expired) resp.set_version(replica_read ? record->version() + 1 : 0);
   return resp;
+}
+
+bool OwnerService::Conditioned(const wire::Envelope& request, const Id& key_id,
+                               wire::Record* record, wire::DataResponse* resp) {
+  wire::Record current;
+  const Status s = ctx_.store()->Get(key_id, record->key(), &current);
+  if (!s.ok() && !s.IsNotFound()) {
+    resp->set_code(wire::UNAVAILABLE);
+    resp->set_error("the owner " + ctx_.self().addr + " could not read the key: " + s.message());
+    return false;
+  }
+  // The coordinator's retry of this very write (its answer was lost): already decided and
+  // stored here, so it goes on (storing changes nothing) instead of conflicting with itself.
+  const bool retry = s.ok() && record->version() != 0 && current.version() == record->version() &&
+                     current.writer() == record->writer() && current.deleted() == record->deleted();
+  const ConditionOutcome outcome =
+      CheckCondition(ConditionOf(request), s.ok() ? &current : nullptr, ctx_.now.wall_ms);
+  if (!outcome.holds && !retry) {
+    ++ctx_.counters.cas_conflicts;
+    resp->set_code(wire::CONFLICT);
+    resp->set_version(outcome.current_version);
+    resp->set_error(outcome.error);
+    return false;
+  }
+  // The condition held against the record stored here now; the write must outrank it, or the
+  // store would keep the old record and the coordinator would have to restamp (turning a
+  // decided compare-and-set into a blind retry). So the owner versions it above the current
+  // record itself. This is safe: the check and the store (WriteCoordinator::Start stores
+  // locally before it returns) run in one step on this node's single thread, so no other
+  // write of the key comes between them, and the next conditional write of the key is checked
+  // against this one.
+  if (ConditionOf(request).any() && !retry && s.ok() && record->version() <= current.version()) {
+    ctx_.versions.Observe(current.version());
+    record->set_version(ctx_.versions.Next(ctx_.now.wall_ms));
+    record->set_writer(ctx_.self().id.ToBytes());
+  }
+  if (request.has_put() && request.put().ttl_ms() != 0) {
+    if (record->version() == 0) {  // a direct request from a client: versioned here
+      if (s.ok()) ctx_.versions.Observe(current.version());
+      record->set_version(ctx_.versions.Next(ctx_.now.wall_ms));
+      record->set_writer(ctx_.self().id.ToBytes());
+    }
+    // Every holder stores the same expiry: it is part of the record.
+    record->set_expires_unix_ms(ExpiryOf(record->version(), request.put().ttl_ms()));
+  }
+  return true;
 }
 
 wire::DataResponse OwnerService::NotOwner(const Id& key_id) {
@@ -134,6 +185,11 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester) {
     return Answer(requester, std::move(resp));
   }
   // A write: this node, the owner, versions it and waits for the replica set.
+  if (std::string problem = ConditionProblem(request); !problem.empty()) {
+    resp.set_code(wire::INVALID);
+    resp.set_error(std::move(problem));
+    return Answer(requester, std::move(resp));
+  }
   wire::Record record;
   record.set_key(key);
   wire::Consistency level = wire::CONSISTENCY_DEFAULT;
@@ -150,6 +206,9 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester) {
     record.set_deleted(true);
     record.set_version(request.del().version());
     record.set_writer(request.del().writer());
+  }
+  if (ConditionOf(request).any() || (request.has_put() && request.put().ttl_ms() != 0)) {
+    if (!Conditioned(request, key_id, &record, &resp)) return Answer(requester, std::move(resp));
   }
   replication_.writes().Start(key_id, std::move(record), requester, level, required);
 }

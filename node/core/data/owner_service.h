@@ -40,6 +40,11 @@ class OwnerService {
   // Reads the local copy (owner or replica); a tombstone reads as NOT_FOUND.
   wire::DataResponse ReadLocal(const Id& key_id, const std::string& key, bool replica_read,
                                wire::Record* record, Status* status);
+  // A conditional write or one with a TTL, at the owner: checks the condition against the
+  // local record (false, with CONFLICT or UNAVAILABLE in `resp`, when it does not hold),
+  // versions `record` above the current one, and sets its expiry.
+  bool Conditioned(const wire::Envelope& request, const Id& key_id, wire::Record* record,
+                   wire::DataResponse* resp);
   // NOT_OWNER, with a hint where a better node is known.
   wire::DataResponse NotOwner(const Id& key_id);
   void Answer(OpRef requester, wire::DataResponse response);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "node/core/record_order.h"
+#include "node/core/data/write_conditions.h"
 #include "protocol/messages.h"
 
 namespace chord {
@@ -96,10 +97,12 @@ void QuorumRead::Finish(uint64_t id) {
                     ctx_.config.transfer_timeout_ms, OpRef{OpKind::kRepair, 0, 0, 0});
     }
   }
-  if (newest && !newest->deleted()) {
+  // An expired value reads as absent, as it does everywhere.
+  if (newest && !newest->deleted() && RecordLive(*newest, ctx_.now.wall_ms)) {
     resp.set_code(wire::OK);
     resp.set_value(newest->value());
     resp.set_version(newest->version());
+    if (newest->expires_unix_ms() != 0) resp.set_expires_unix_ms(newest->expires_unix_ms());
   } else {
     resp.set_code(wire::NOT_FOUND);
     resp.set_error("the key does not exist");

@@ -2,10 +2,10 @@
 // consistency"). It owns the ReplicationPolicy (who holds copies; what a new predecessor
 // gets), the WriteCoordinator (owner writes), ReplicaReads (reads of the copies, read
 // repair), AntiEntropy with TombstonePurge and the Cleanup walk (run every anti_entropy_ms),
-// the ReplicaServer (what a replica answers), QuorumRead (reads that need several replicas)
-// and hinted hand-off (the HintStore of copies kept for members that did not answer, and
-// the HintDeliverer that hands them over every round). The ChordNode hands it the answers
-// and requests of these parts; the node's thread only.
+// the ReplicaServer (what a replica answers), QuorumRead (reads that need several replicas),
+// hinted hand-off (the HintStore of copies kept for members that did not answer, and the
+// HintDeliverer that hands them over every round) and the ExpirySweeper (TTL tombstones).
+// The ChordNode hands it the answers and requests of these parts; the node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICATION_H_
 #define CHORD_NODE_CORE_REPLICATION_REPLICATION_H_
 
@@ -19,6 +19,7 @@
 #include "node/core/op_ref.h"
 #include "node/core/replication/anti_entropy.h"
 #include "node/core/replication/cleanup.h"
+#include "node/core/replication/expiry_sweeper.h"
 #include "node/core/replication/hint_deliverer.h"
 #include "node/core/replication/hint_store.h"
 #include "node/core/replication/quorum_read.h"
@@ -45,7 +46,8 @@ class Replication {
         anti_entropy_(ctx, policy_, cleanup_, purge_),
         hints_(ctx.store(), &ctx.counters, ctx.self().addr),
         deliverer_(ctx, hints_),
-        server_(ctx, policy_, hints_, membership) {
+        server_(ctx, policy_, hints_, membership),
+        sweeper_(ctx) {
     // Hints kept by an earlier life of this node are delivered as before.
     Status s = hints_.Load();
     if (!s.ok()) ctx_.Log(LogLevel::kError, "cannot read the kept hints: " + s.message());
@@ -64,9 +66,13 @@ class Replication {
   ReplicaServer& server() { return server_; }
   TombstonePurge& purge() { return purge_; }
 
-  // Called every maintenance round: an anti-entropy round once anti_entropy_ms has passed.
+  // Called every maintenance round: expired records become tombstones; an anti-entropy round
+  // once anti_entropy_ms has passed.
   void Round() {
     deliverer_.Round();
+    sweeper_.Sweep();
+    // Who may hold copies of our range, every round: a member that drops out is "missing".
+    if (!ctx_.ring.awaiting_transfer) purge_.NoteGroup(policy_.Targets(), ctx_.ring);
     const uint64_t now = ctx_.now.mono_ms;
     if (next_anti_entropy_ms_ == 0) next_anti_entropy_ms_ = now + ctx_.config.anti_entropy_ms;
     if (now < next_anti_entropy_ms_) return;
@@ -111,6 +117,7 @@ class Replication {
   HintStore hints_;
   HintDeliverer deliverer_;
   ReplicaServer server_;
+  ExpirySweeper sweeper_;
   uint64_t next_anti_entropy_ms_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "node/core/replication/tombstone_purge.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -18,13 +19,55 @@ std::vector<RecordStamp> Stamps(const std::vector<wire::Record>& records) {
 
 }  // namespace
 
+void TombstonePurge::NoteGroup(const std::vector<NodeRef>& replicas, const RingState& ring) {
+  const uint64_t now = ctx_.now.mono_ms;
+  auto alive = [&](const std::string& process) {
+    for (const NodeRef& n : ring.successors) {
+      if (n.process() == process) return true;
+    }
+    return ring.predecessor && ring.predecessor->process() == process;
+  };
+  std::vector<std::string> current;
+  for (const NodeRef& r : replicas) current.emplace_back(r.process());
+  // A replica that dropped out and is not in the successor list any more (a join pushing it
+  // out of the replica set leaves it there, alive).
+  for (const std::string& p : replicas_) {
+    if (std::find(current.begin(), current.end(), p) == current.end() && !alive(p)) {
+      missing_.emplace(p, now);
+    }
+  }
+  // A predecessor replaced by one before it: this node took its range over.
+  if (predecessor_ && ring.predecessor && !predecessor_->SameProcess(*ring.predecessor) &&
+      !Id::InHalfOpen(ring.predecessor->id, predecessor_->id, ring.self.id) &&
+      !alive(std::string(predecessor_->process()))) {
+    missing_.emplace(std::string(predecessor_->process()), now);
+  }
+  replicas_ = std::move(current);
+  if (ring.predecessor) predecessor_ = ring.predecessor;
+  // Back in the group (or alive again as the predecessor): no longer missing.
+  for (auto it = missing_.begin(); it != missing_.end();) {
+    it = alive(it->first) ? missing_.erase(it) : std::next(it);
+  }
+}
+
+bool TombstonePurge::MembersMissing() {
+  const uint64_t forget = std::max(kForgetMissingMs, 10 * ctx_.config.tombstone_grace_ms);
+  for (auto it = missing_.begin(); it != missing_.end();) {
+    it = ctx_.now.mono_ms >= it->second + forget ? missing_.erase(it) : std::next(it);
+  }
+  return !missing_.empty();
+}
+
 void TombstonePurge::Start(const KeyRange& range, const std::vector<NodeRef>& replicas) {
+  if (MembersMissing()) return;
   const uint64_t now = ctx_.now.wall_ms;
   const uint64_t grace = ctx_.config.tombstone_grace_ms;
   auto page = ctx_.records.ReadPage(
       range, std::nullopt, PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX},
       [now, grace](const Id&, const wire::Record& rec) {
-        return rec.deleted() && VersionWallMs(rec.version()) + grace <= now;
+        // An expiry tombstone's grace counts from the expiry (a tombstone keeps that time).
+        const uint64_t since = std::max(VersionWallMs(rec.version()), rec.expires_unix_ms());
+        return rec.deleted() && since + grace <= now;
       });
   if (!page.ok() || page->records.empty()) return;
   std::vector<wire::Record> tombstones;

@@ -1,0 +1,43 @@
+// ExpirySweeper: turns every expired record this node holds (any role) into the tombstone
+// {key, version + 1, same writer, deleted, expired}, stored last-writer-wins like any record
+// (a newer write wins as usual). Every holder does this on its own and stores the same
+// tombstone, which then takes part in anti-entropy and the tombstone purge like a delete.
+// Work per sweep is bounded: at most kMaxPerSweep records from the ExpiryIndex and, once the
+// index has overflowed, a slice of kScanSlice records of the store (continuing where the last
+// slice stopped). Reads do not wait for it: they treat an expired record as absent. Called
+// by Replication every maintenance round; the node's thread only.
+#ifndef CHORD_NODE_CORE_REPLICATION_EXPIRY_SWEEPER_H_
+#define CHORD_NODE_CORE_REPLICATION_EXPIRY_SWEEPER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "node/core/node_context.h"
+#include "protocol/id.h"
+
+namespace chord {
+
+class ExpirySweeper {
+ public:
+  static constexpr size_t kMaxPerSweep = 1024;
+  static constexpr size_t kScanSlice = 4096;
+
+  explicit ExpirySweeper(NodeContext& ctx) : ctx_(ctx) {}
+
+  // Expires what is due now (bounded work).
+  void Sweep();
+
+ private:
+  // Stores the expiry tombstone of `key` if its stored record has expired.
+  void Expire(const Id& key_id, const std::string& key);
+  // One slice of the store scan (only once the index has overflowed).
+  void ScanSlice();
+
+  NodeContext& ctx_;
+  Id cursor_;  // where the next scan slice continues
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_REPLICATION_EXPIRY_SWEEPER_H_

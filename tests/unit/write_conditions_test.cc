@@ -1,0 +1,183 @@
+// The compare-and-set and TTL rules of write_conditions.h, and expiry on the simulated ring:
+// a put with a TTL reads as absent once its time passed and every holder turns it into the
+// same tombstone (version + 1, expired), counted in keys_expired.
+#include "node/core/data/write_conditions.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "node/core/chord_node.h"
+#include "node/storage/memory_store.h"
+#include "protocol/id.h"
+#include "tests/unit/sim_test_options.h"
+#include "tools/sim/sim_network.h"
+
+namespace chord {
+namespace {
+
+wire::Record Live(uint64_t version, uint64_t expires = 0) {
+  wire::Record r;
+  r.set_key("k");
+  r.set_value("v");
+  r.set_version(version);
+  r.set_expires_unix_ms(expires);
+  return r;
+}
+
+TEST(WriteConditionsTest, IfAbsentHoldsOnlyWhenNoLiveRecord) {
+  WriteCondition c;
+  c.if_absent = true;
+  EXPECT_TRUE(CheckCondition(c, nullptr, 1000).holds);
+  wire::Record tomb = Live(7);
+  tomb.set_deleted(true);
+  EXPECT_TRUE(CheckCondition(c, &tomb, 1000).holds);
+  const wire::Record expired = Live(7, 999);
+  EXPECT_TRUE(CheckCondition(c, &expired, 1000).holds);
+  const wire::Record live = Live(7, 1001);
+  const ConditionOutcome o = CheckCondition(c, &live, 1000);
+  EXPECT_FALSE(o.holds);
+  EXPECT_EQ(o.current_version, 7u);
+  EXPECT_NE(o.error.find("7"), std::string::npos);
+}
+
+TEST(WriteConditionsTest, IfVersionHoldsOnlyAtExactlyThatLiveVersion) {
+  WriteCondition c;
+  c.if_version = 7;
+  const wire::Record live = Live(7);
+  EXPECT_TRUE(CheckCondition(c, &live, 1000).holds);
+  const wire::Record newer = Live(8);
+  ConditionOutcome o = CheckCondition(c, &newer, 1000);
+  EXPECT_FALSE(o.holds);
+  EXPECT_EQ(o.current_version, 8u);
+  EXPECT_NE(o.error.find("version 8, not 7"), std::string::npos) << o.error;
+  o = CheckCondition(c, nullptr, 1000);
+  EXPECT_FALSE(o.holds);
+  EXPECT_EQ(o.current_version, 0u);
+  wire::Record tomb = Live(7);
+  tomb.set_deleted(true);  // a tombstone at that version is not a live record
+  EXPECT_FALSE(CheckCondition(c, &tomb, 1000).holds);
+  const wire::Record expired = Live(7, 1000);  // expires at 1000: gone at 1000
+  EXPECT_FALSE(CheckCondition(c, &expired, 1000).holds);
+  EXPECT_TRUE(CheckCondition(c, &expired, 999).holds);
+  EXPECT_TRUE(CheckCondition(WriteCondition{}, &newer, 1000).holds);  // no condition
+}
+
+TEST(WriteConditionsTest, TtlBoundsAndExpiryTime) {
+  EXPECT_EQ(TtlProblem(0), "");
+  EXPECT_EQ(TtlProblem(1), "");
+  EXPECT_EQ(TtlProblem(kMaxTtlMs), "");
+  EXPECT_NE(TtlProblem(kMaxTtlMs + 1), "");
+  EXPECT_EQ(ExpiryOf(uint64_t{5000} << 16 | 3, 250), 5250u);
+  EXPECT_EQ(ExpiryOf(uint64_t{5000} << 16, 0), 0u);
+  wire::Envelope both;
+  both.mutable_put()->set_key("k");
+  both.mutable_put()->set_if_absent(true);
+  both.mutable_put()->set_if_version(3);
+  EXPECT_NE(ConditionProblem(both), "");
+  wire::Envelope long_ttl;
+  long_ttl.mutable_put()->set_ttl_ms(kMaxTtlMs + 1);
+  EXPECT_NE(ConditionProblem(long_ttl), "");
+  wire::Envelope del;
+  del.mutable_del()->set_if_version(3);
+  EXPECT_EQ(ConditionProblem(del), "");
+  EXPECT_EQ(ConditionOf(del).if_version, 3u);
+}
+
+// --- on the simulated ring ------------------------------------------------------------------
+
+std::string Addr(int i) { return "10.0.3." + std::to_string(i) + ":4000"; }
+
+NodeConfig Config() {
+  NodeConfig c;
+  c.successors = 4;
+  c.replicas = 3;
+  c.stabilize_ms = 200;
+  c.rpc_timeout_ms = 300;
+  c.anti_entropy_ms = 1000;
+  c.read_repair_chance = 0;
+  return c;
+}
+
+std::optional<wire::DataResponse> Data(sim::SimNetwork& net, const std::string& addr,
+                                       wire::Envelope req) {
+  std::optional<wire::DataResponse> out;
+  bool done = false;
+  net.ClientCall(addr, std::move(req), 20000, [&](const wire::Envelope* r) {
+    done = true;
+    if (r && r->has_data_resp()) out = r->data_resp();
+  });
+  net.RunUntil([&] { return done; }, 30000);
+  return out;
+}
+
+std::optional<wire::DataResponse> Put(sim::SimNetwork& net, const std::string& addr,
+                                      const std::string& k, uint64_t ttl_ms,
+                                      uint64_t if_version = 0) {
+  wire::Envelope e;
+  e.mutable_put()->set_key(k);
+  e.mutable_put()->set_value("value of " + k);
+  e.mutable_put()->set_ttl_ms(ttl_ms);
+  e.mutable_put()->set_if_version(if_version);
+  return Data(net, addr, std::move(e));
+}
+
+std::optional<wire::DataResponse> Get(sim::SimNetwork& net, const std::string& addr,
+                                      const std::string& k) {
+  wire::Envelope e;
+  e.mutable_get()->set_key(k);
+  return Data(net, addr, std::move(e));
+}
+
+TEST(ExpirySweeperTest, AnExpiredKeyBecomesTheSameTombstoneOnEveryHolder) {
+  sim::SimNetwork net(test_support::Net(7));
+  std::vector<std::string> addrs;
+  for (int i = 1; i <= 4; ++i) {
+    addrs.push_back(Addr(i));
+    net.AddNode(Addr(i), Config(), i == 1 ? "" : Addr(1));
+    net.RunFor(300);
+  }
+  net.RunFor(5000);
+  auto put = Put(net, Addr(2), "short", 3000);
+  ASSERT_TRUE(put && put->code() == wire::OK);
+  auto keep = Put(net, Addr(2), "long", 600000);
+  ASSERT_TRUE(keep && keep->code() == wire::OK);
+  auto read = Get(net, Addr(3), "short");
+  ASSERT_TRUE(read && read->code() == wire::OK);
+  EXPECT_EQ(read->expires_unix_ms(), (put->version() >> 16) + 3000);
+  net.RunFor(4000);
+  read = Get(net, Addr(4), "short");
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->code(), wire::NOT_FOUND);
+  read = Get(net, Addr(4), "long");
+  ASSERT_TRUE(read && read->code() == wire::OK);
+  // Every holder stores the tombstone {version + 1, same writer, expired}.
+  int tombstones = 0;
+  uint64_t expired_count = 0;
+  for (const auto& a : addrs) {
+    wire::Record rec;
+    if (net.store(a)->Get(Id::Sha1("short"), "short", &rec).ok()) {
+      EXPECT_TRUE(rec.deleted()) << a;
+      EXPECT_TRUE(rec.expired()) << a;
+      EXPECT_EQ(rec.version(), put->version() + 1) << a;
+      ++tombstones;
+    }
+  }
+  for (const ChordNode* n : net.LiveNodes()) expired_count += n->counters().keys_expired;
+  EXPECT_EQ(tombstones, 3);
+  // Each holder expires it itself, unless anti-entropy brought the same tombstone first.
+  EXPECT_GE(expired_count, 1u);
+  EXPECT_LE(expired_count, 3u);
+  // A conditional write on the expired key sees it absent (version 0).
+  auto cas = Put(net, Addr(1), "short", 0, put->version());
+  ASSERT_TRUE(cas);
+  EXPECT_EQ(cas->code(), wire::CONFLICT);
+  EXPECT_EQ(cas->version(), 0u);
+}
+
+}  // namespace
+}  // namespace chord
