@@ -1,6 +1,8 @@
 // Last-writer-wins order between two versions of one key's record: the higher version wins;
-// equal versions are ordered by the writer's id, then tombstone over value, then by value
-// bytes, so that every replica picks the same winner. Pure functions; any thread.
+// equal versions are ordered by the writer's id, then tombstone over value — except a
+// tombstone left by expiry, which loses to a value (its version, the expired record's + 1,
+// may also be the one its writer gave a later put) — then by value bytes, so that every
+// replica picks the same winner. Pure functions; any thread.
 #ifndef CHORD_NODE_CORE_RECORD_ORDER_H_
 #define CHORD_NODE_CORE_RECORD_ORDER_H_
 
@@ -14,7 +16,7 @@ namespace chord {
 inline bool RecordNewer(const wire::Record& a, const wire::Record& b) {
   if (a.version() != b.version()) return a.version() > b.version();
   if (a.writer() != b.writer()) return a.writer() > b.writer();
-  if (a.deleted() != b.deleted()) return a.deleted();
+  if (a.deleted() != b.deleted()) return a.deleted() ? !a.expired() : b.expired();
   return a.value() > b.value();
 }
 

@@ -1,5 +1,6 @@
 #include "node/core/record_store.h"
 
+#include "node/core/data/write_conditions.h"
 #include "node/core/record_order.h"
 #include "protocol/limits.h"
 
@@ -19,6 +20,11 @@ std::string RecordStore::RecordProblem(const wire::Record& rec) const {
            std::to_string(VersionWallMs(rec.version()) - now_->wall_ms) +
            " ms ahead of this node's clock; versions are refused more than " +
            std::to_string(config_->max_clock_skew_ms) + " ms ahead";
+  }
+  if (rec.expired() && !rec.deleted()) return "the record is marked expired but is not a tombstone";
+  if (rec.expires_unix_ms() > VersionWallMs(rec.version()) + kMaxTtlMs) {
+    return "the record's expiry lies more than " + std::to_string(kMaxTtlMs) +
+           " ms after its version's time";
   }
   if (!rec.writer().empty() && rec.writer().size() != static_cast<size_t>(Id::kBytes)) {
     return "the record's writer is not a 20-byte id";

@@ -376,6 +376,11 @@ TEST(RecordOrderTest, HigherVersionThenWriterThenTombstoneWins) {
   b.set_deleted(true);
   EXPECT_TRUE(RecordNewer(b, a));
   EXPECT_FALSE(RecordNewer(a, a));
+  // An expiry's tombstone (the expired record's version + 1) loses to a put its writer gave
+  // that same version: the put came after the record that expired.
+  b.set_expired(true);
+  EXPECT_TRUE(RecordNewer(a, b));
+  EXPECT_FALSE(RecordNewer(b, a));
 }
 
 TEST(RangeDigestTest, BucketsCutTheRangeIntoEqualArcs) {

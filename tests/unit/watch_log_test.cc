@@ -145,6 +145,17 @@ TEST(WatchLogTest, AHandOverCarriesTheChangesToTheNextHolder) {
   EXPECT_FALSE(new_owner.Watched("other"));
 }
 
+TEST(WatchLogTest, AChangeFoundNotToFollowOnMakesWatchersBehindItResync) {
+  WatchLog log;
+  const wire::Record base = Put("k", 10, "a");
+  log.Watch("k", &base, 0);
+  log.OnStored(Put("k", 30, "c"), 10, ChangeLink{Kind::kLocal, 0, false}, 1);
+  // A replica answered that it holds 20, which this owner never had.
+  log.Unlink("k", 30);
+  log.Publish("k", 30);
+  EXPECT_TRUE(log.Collect("k", 10).resync);
+}
+
 TEST(WatchLogTest, KeysNotWatchedKeepNothing) {
   WatchLog log;
   log.OnStored(Put("k", 20, "b"), 0, ChangeLink{Kind::kLocal, 0, true}, 1);

@@ -155,6 +155,7 @@ void DataService::OnForwarded(uint64_t id, const wire::Envelope* response) {
   DataOp& op = ops_[id];
   const NodeRef owner = op.owner;
   if (response == nullptr) {
+    op.unanswered = true;
     ctx_.ring.DropFinger(owner);
     Suspect(owner);
     if (op.request.has_get() && replication_.policy().replicated() &&
@@ -185,6 +186,16 @@ void DataService::OnDataDone(OpRef ref, wire::DataResponse response) {
 
 void DataService::OnAnswer(uint64_t id, wire::DataResponse response) {
   DataOp& op = ops_[id];
+  if (response.code() == wire::CONFLICT && op.unanswered) {
+    // An earlier attempt got no answer and may have been applied: its own write can be what
+    // the condition now fails against. "Not applied" would invite the client to apply it twice.
+    response.Clear();
+    response.set_code(wire::UNAVAILABLE);
+    response.set_error(
+        "the conditional write may or may not have been applied (an attempt got "
+        "no answer); read the key to find out before retrying");
+    return Finish(id, std::move(response));
+  }
   if (response.code() == wire::OK && response.superseded_by() != 0 &&
       ConditionOf(op.request).any()) {
     return Finish(id, SupersededConditional(response.superseded_by()));

@@ -63,6 +63,7 @@ class DataService {
     int hops = 0;
     int hints_followed = 0;
     int restamps = 0;                       // new versions after losing to newer writes
+    bool unanswered = false;                // a forward got no answer: it may have been applied
     std::optional<NodeRef> hint;            // where to send the next attempt, skipping the lookup
     std::optional<Id> suspect;              // the suspected node the current target follows
     NodeRef owner;                          // where the current attempt went

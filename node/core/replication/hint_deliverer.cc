@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "node/core/record_order.h"
 #include "protocol/messages.h"
 
 namespace chord {
@@ -28,13 +29,28 @@ void HintDeliverer::Round() {
       state.next_try_ms = now + state.backoff_ms;
       continue;
     }
-    if (page->empty()) continue;
+    // A hint older than half the tombstone grace is dropped, not delivered: a delete of the
+    // key may have been purged meanwhile, and the copy would bring the key back.
+    // Anti-entropy has restored the member's copies by then.
+    std::vector<wire::Record> fresh;
+    std::vector<wire::Record> stale;
+    for (const wire::Record& r : *page) {
+      const bool old =
+          VersionWallMs(r.version()) + ctx_.config.tombstone_grace_ms / 2 <= ctx_.now.wall_ms;
+      (old ? stale : fresh).push_back(r);
+    }
+    if (!stale.empty()) {
+      if (auto erased = hints_.EraseDelivered(target, stale); !erased.ok()) {
+        ctx_.Log(LogLevel::kError, "cannot erase stale hints: " + erased.status().message());
+      }
+    }
+    if (fresh.empty()) continue;
     const uint64_t id = next_id_++;
     state.in_flight = true;
     ++started;
     Delivery& d = deliveries_[id];
     d.target = target;
-    d.records = std::move(*page);
+    d.records = std::move(fresh);
     ctx_.out.Send(target, msg::Replicate(ctx_.self(), d.records), ctx_.config.transfer_timeout_ms,
                   OpRef{OpKind::kHint, 0, 0, id});
   }

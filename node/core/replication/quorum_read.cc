@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "node/core/record_order.h"
 #include "node/core/data/write_conditions.h"
+#include "node/core/record_order.h"
 #include "protocol/messages.h"
 
 namespace chord {

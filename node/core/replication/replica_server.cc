@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "node/core/range_digest.h"
+#include "node/core/record_order.h"
 #include "protocol/limits.h"
 
 namespace chord {
@@ -38,6 +39,12 @@ void ReplicaServer::HandleReplicate(ReplyToken from, const wire::Envelope& reque
     const bool have = ctx_.store()->Get(Id::Sha1(rec.key()), rec.key(), &current).ok();
     if (KeyProblem(rec.key()).empty()) {
       ctx_.watches.Watch(rec.key(), have ? &current : nullptr, ctx_.now.mono_ms);
+    }
+    // We hold a change the owner lacks: this write does not follow on from ours, and the
+    // owner must not tell watchers that it does.
+    if (have && current.version() > rr.prev_version() && RecordNewer(rec, current)) {
+      link = ChangeLink{};
+      r->set_chain_broken(true);
     }
   }
   for (const auto& rec : rr.records()) {
@@ -142,6 +149,12 @@ void ReplicaServer::HandleSyncPull(ReplyToken from, const wire::Envelope& reques
   const uint32_t buckets = p.buckets();
   if (!lo || !hi || buckets == 0 || buckets > kMaxBuckets) {
     r->set_code(wire::INVALID);
+    return ctx_.out.Reply(from, request.request_id(), std::move(reply));
+  }
+  // A node still waiting for its keys would answer "none" for keys it simply lacks (a quorum
+  // read would count that answer).
+  if (!ctx_.ring.joined() || ctx_.ring.awaiting_transfer) {
+    r->set_code(wire::UNAVAILABLE);
     return ctx_.out.Reply(from, request.request_id(), std::move(reply));
   }
   std::vector<bool> wanted(buckets, false);

@@ -111,6 +111,7 @@ void WriteCoordinator::OnRpc(OpRef op, const wire::Envelope* response) {
       } else {
         ++w.acks;
         TakeNewer(op.id, r);
+        if (r.chain_broken()) w.chain_broken = true;
       }
     } else if (r.code() == wire::SHUTTING_DOWN && !hint) {
       if (Replace(op.id)) return;
@@ -179,6 +180,7 @@ void WriteCoordinator::Fail(uint64_t id, wire::Code code, std::string why) {
 
 void WriteCoordinator::Answer(uint64_t id, wire::DataResponse response) {
   const WriteOp& w = ops_[id];
+  if (w.chain_broken) ctx_.watches.Unlink(w.record.key(), w.record.version());
   ctx_.watches.Publish(w.record.key(), w.record.version());
   const OpRef requester = w.requester;
   ops_.erase(id);

@@ -52,16 +52,17 @@ class WriteCoordinator {
     wire::Record record;
     OpRef requester;
     size_t pending = 0;
-    uint64_t superseded_by = 0;      // a newer version found here or on a replica
-    std::string failed;              // why a replica could not store it
-    std::vector<NodeRef> sent_to;    // by the index of the OpRef of each request
+    uint64_t superseded_by = 0;                    // a newer version found here or on a replica
+    std::string failed;                            // why a replica could not store it
+    std::vector<NodeRef> sent_to;                  // by the index of the OpRef of each request
     std::vector<std::optional<NodeRef>> hint_for;  // by index: the member a hint stands for
-    std::vector<std::string> asked;  // processes asked so far (this one included)
-    uint32_t needed = 1;             // stores the write needs (consistency.h)
+    std::vector<std::string> asked;                // processes asked so far (this one included)
+    uint32_t needed = 1;                           // stores the write needs (consistency.h)
     bool hints_count = true;
-    uint32_t acks = 0;    // members of the replica set that stored it (the owner included)
-    uint32_t hinted = 0;  // copies kept as hints for members that did not answer
-    std::string level;    // the request's level, for the answer's sentence
+    uint32_t acks = 0;          // members of the replica set that stored it (the owner included)
+    uint32_t hinted = 0;        // copies kept as hints for members that did not answer
+    std::string level;          // the request's level, for the answer's sentence
+    bool chain_broken = false;  // a replica held a change of the watched key we lack
   };
 
   void SendTo(uint64_t id, const NodeRef& target,

@@ -61,6 +61,14 @@ void WatchLog::Publish(const std::string& key, uint64_t version) {
   }
 }
 
+void WatchLog::Unlink(const std::string& key, uint64_t version) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return;
+  for (Event& e : it->second.events) {
+    if (e.event.version() == version) e.linked = false;
+  }
+}
+
 bool WatchLog::LinkOf(const std::string& key, uint64_t version, uint64_t* prev) const {
   auto it = keys_.find(key);
   if (it == keys_.end()) return false;

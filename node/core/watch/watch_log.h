@@ -57,6 +57,9 @@ class WatchLog {
   // watched.
   void OnStored(const wire::Record& record, uint64_t prev_local, const ChangeLink& link,
                 uint64_t now_ms);
+  // The change of `key` at `version` turned out not to follow on from the version before it
+  // (a replica held a change this node lacks): watchers behind it get a resync.
+  void Unlink(const std::string& key, uint64_t version);
   // The owner's write of `key` at `version` has been answered: watchers may see it.
   void Publish(const std::string& key, uint64_t version);
   // The link the owner sends along with its write of `key` at `version` (false: not watched
