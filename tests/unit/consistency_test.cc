@@ -244,5 +244,43 @@ TEST_P(ConsistencySimTest, QuorumWriteTakesAHintForAPausedReplicaAndAllFails) {
   EXPECT_GE(NodeAt(net, holder)->counters().hints_delivered, 1u);
 }
 
+// A hint older than half the tombstone grace is dropped, not delivered: a delete of its key
+// may have been purged meanwhile, and the old copy would bring the key back.
+TEST(HintDelivererTest, AHintOlderThanHalfTheTombstoneGraceIsDroppedNotDelivered) {
+  SimNetwork net(Net(12));
+  NodeConfig config = Config();
+  config.tombstone_grace_ms = 2000;
+  std::vector<std::pair<Id, std::string>> ring;
+  for (int i = 1; i <= 5; ++i) {
+    net.AddNode(Addr(i), config, i == 1 ? "" : Addr(1));
+    ring.emplace_back(Id::Sha1(Addr(i)), Addr(i));
+    net.RunFor(300);
+  }
+  net.RunFor(5000);
+  std::sort(ring.begin(), ring.end());
+  const std::string key = "stale-hint";
+  size_t at = 0;
+  while (at < ring.size() && ring[at].first < Id::Sha1(key)) ++at;
+  auto nth = [&](size_t i) { return ring[(at + i) % ring.size()].second; };
+  const std::string owner = nth(0);
+  const std::string paused = nth(1);
+  const std::string holder = nth(3);
+  for (const auto& [id, a] : ring) net.SetMaintenance(a, false);
+  net.Pause(paused);
+  auto put = Put(net, owner, key, "v1", wire::CONSISTENCY_QUORUM);
+  ASSERT_TRUE(put);
+  ASSERT_EQ(put->code(), wire::OK) << put->error();
+  ASSERT_EQ(NodeAt(net, holder)->counters().hints_pending, 1u);
+  // Longer than half the grace before the member is back.
+  net.RunFor(3000);
+  net.Resume(paused);
+  for (const auto& [id, a] : ring) net.SetMaintenance(a, true);
+  EXPECT_TRUE(
+      net.RunUntil([&] { return NodeAt(net, holder)->counters().hints_pending == 0; }, 30000));
+  EXPECT_EQ(NodeAt(net, holder)->counters().hints_delivered, 0u);
+  wire::Record rec;
+  EXPECT_TRUE(net.store(paused)->Get(Id::Sha1(key), key, &rec).IsNotFound());
+}
+
 }  // namespace
 }  // namespace chord
