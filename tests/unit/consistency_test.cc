@@ -24,6 +24,7 @@ namespace chord {
 namespace {
 
 using sim::SimNetwork;
+using test_support::DataCall;
 using test_support::Net;
 
 TEST(ConsistencyLevelsTest, WritesNeedTheCountTheirLevelNames) {
@@ -137,18 +138,6 @@ NodeConfig Config() {
   return c;
 }
 
-std::optional<wire::DataResponse> Call(SimNetwork& net, const std::string& addr,
-                                       wire::Envelope req) {
-  std::optional<wire::DataResponse> out;
-  bool done = false;
-  net.ClientCall(addr, std::move(req), 20000, [&](const wire::Envelope* r) {
-    done = true;
-    if (r && r->has_data_resp()) out = r->data_resp();
-  });
-  net.RunUntil([&] { return done; }, 30000);
-  return out;
-}
-
 std::optional<wire::DataResponse> Put(SimNetwork& net, const std::string& via,
                                       const std::string& key, const std::string& value,
                                       wire::Consistency level) {
@@ -156,7 +145,7 @@ std::optional<wire::DataResponse> Put(SimNetwork& net, const std::string& via,
   e.mutable_put()->set_key(key);
   e.mutable_put()->set_value(value);
   e.mutable_put()->set_consistency(level);
-  return Call(net, via, std::move(e));
+  return DataCall(net, via, std::move(e));
 }
 
 std::optional<wire::DataResponse> Get(SimNetwork& net, const std::string& via,
@@ -164,7 +153,7 @@ std::optional<wire::DataResponse> Get(SimNetwork& net, const std::string& via,
   wire::Envelope e;
   e.mutable_get()->set_key(key);
   e.mutable_get()->set_consistency(level);
-  return Call(net, via, std::move(e));
+  return DataCall(net, via, std::move(e));
 }
 
 const ChordNode* NodeAt(SimNetwork& net, const std::string& addr) {

@@ -21,6 +21,7 @@
 namespace chord {
 namespace {
 
+using test_support::DataCall;
 using test_support::Net;
 
 using sim::SimNetwork;
@@ -93,38 +94,26 @@ bool PlacedExactly(SimNetwork& net, const std::vector<std::string>& keys, std::s
   return true;
 }
 
-std::optional<wire::DataResponse> Data(SimNetwork& net, const std::string& addr,
-                                       wire::Envelope req) {
-  std::optional<wire::DataResponse> out;
-  bool done = false;
-  net.ClientCall(addr, std::move(req), 20000, [&](const wire::Envelope* r) {
-    done = true;
-    if (r && r->has_data_resp()) out = r->data_resp();
-  });
-  net.RunUntil([&] { return done; }, 30000);
-  return out;
-}
-
 std::optional<wire::DataResponse> Put(SimNetwork& net, const std::string& addr,
                                       const std::string& k, const std::string& v) {
   wire::Envelope e;
   e.mutable_put()->set_key(k);
   e.mutable_put()->set_value(v);
-  return Data(net, addr, std::move(e));
+  return DataCall(net, addr, std::move(e));
 }
 
 std::optional<wire::DataResponse> Get(SimNetwork& net, const std::string& addr,
                                       const std::string& k) {
   wire::Envelope e;
   e.mutable_get()->set_key(k);
-  return Data(net, addr, std::move(e));
+  return DataCall(net, addr, std::move(e));
 }
 
 std::optional<wire::DataResponse> Del(SimNetwork& net, const std::string& addr,
                                       const std::string& k) {
   wire::Envelope e;
   e.mutable_del()->set_key(k);
-  return Data(net, addr, std::move(e));
+  return DataCall(net, addr, std::move(e));
 }
 
 // A settled ring of `n` replicated nodes.

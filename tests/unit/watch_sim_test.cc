@@ -17,6 +17,7 @@ namespace chord {
 namespace {
 
 using sim::SimNetwork;
+using test_support::CallAndWait;
 using test_support::Net;
 
 std::string Addr(int i) { return "10.0.3." + std::to_string(i) + ":4000"; }
@@ -32,24 +33,13 @@ NodeConfig Config() {
   return c;
 }
 
-std::optional<wire::Envelope> Call(SimNetwork& net, const std::string& addr, wire::Envelope req) {
-  std::optional<wire::Envelope> out;
-  bool done = false;
-  net.ClientCall(addr, std::move(req), 20000, [&](const wire::Envelope* r) {
-    done = true;
-    if (r != nullptr) out = *r;
-  });
-  net.RunUntil([&] { return done; }, 30000);
-  return out;
-}
-
 uint64_t Put(SimNetwork& net, const std::string& via, const std::string& key,
              const std::string& value) {
   wire::Envelope e;
   e.mutable_put()->set_key(key);
   e.mutable_put()->set_value(value);
   e.mutable_put()->set_consistency(wire::CONSISTENCY_QUORUM);
-  auto r = Call(net, via, std::move(e));
+  auto r = CallAndWait(net, via, std::move(e));
   if (!r || !r->has_data_resp() || r->data_resp().code() != wire::OK) return 0;
   return r->data_resp().version();
 }
@@ -61,7 +51,7 @@ std::optional<wire::WatchResponse> Watch(SimNetwork& net, const std::string& at,
   e.mutable_watch()->set_after_version(after);
   e.mutable_watch()->set_wait_ms(500);
   e.mutable_watch()->set_start(start);
-  auto r = Call(net, at, std::move(e));
+  auto r = CallAndWait(net, at, std::move(e));
   if (!r || !r->has_watch_resp()) return std::nullopt;
   return r->watch_resp();
 }

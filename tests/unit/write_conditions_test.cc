@@ -103,18 +103,6 @@ NodeConfig Config() {
   return c;
 }
 
-std::optional<wire::DataResponse> Data(sim::SimNetwork& net, const std::string& addr,
-                                       wire::Envelope req) {
-  std::optional<wire::DataResponse> out;
-  bool done = false;
-  net.ClientCall(addr, std::move(req), 20000, [&](const wire::Envelope* r) {
-    done = true;
-    if (r && r->has_data_resp()) out = r->data_resp();
-  });
-  net.RunUntil([&] { return done; }, 30000);
-  return out;
-}
-
 std::optional<wire::DataResponse> Put(sim::SimNetwork& net, const std::string& addr,
                                       const std::string& k, uint64_t ttl_ms,
                                       uint64_t if_version = 0) {
@@ -123,14 +111,14 @@ std::optional<wire::DataResponse> Put(sim::SimNetwork& net, const std::string& a
   e.mutable_put()->set_value("value of " + k);
   e.mutable_put()->set_ttl_ms(ttl_ms);
   e.mutable_put()->set_if_version(if_version);
-  return Data(net, addr, std::move(e));
+  return test_support::DataCall(net, addr, std::move(e));
 }
 
 std::optional<wire::DataResponse> Get(sim::SimNetwork& net, const std::string& addr,
                                       const std::string& k) {
   wire::Envelope e;
   e.mutable_get()->set_key(k);
-  return Data(net, addr, std::move(e));
+  return test_support::DataCall(net, addr, std::move(e));
 }
 
 TEST(ExpirySweeperTest, AnExpiredKeyBecomesTheSameTombstoneOnEveryHolder) {
