@@ -394,6 +394,7 @@ void HttpServer::Respond(uint64_t id, int status, const std::string& content_typ
   exchanges_.erase(it);  // answered: a later dispose finds nothing
   req->res.status = status;
   req->res.reason = ReasonPhrase(status);
+  req->res.content_length = body.size();  // a Content-Length instead of chunks
   AddHeaders(req, content_type, headers);
   h2o_send_inline(req, body.data(), body.size());
 }
