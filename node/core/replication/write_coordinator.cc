@@ -165,6 +165,7 @@ void WriteCoordinator::Settle(uint64_t id) {
   resp.set_acks(counted);
   resp.set_required(w.needed);
   resp.set_version(w.record.version());
+  if (w.record.expires_unix_ms() != 0) resp.set_expires_unix_ms(w.record.expires_unix_ms());
   if (w.superseded_by > w.record.version()) resp.set_superseded_by(w.superseded_by);
   ctx_.self().ToWire(resp.mutable_owner());
   Answer(id, std::move(resp));
