@@ -11,6 +11,7 @@ CHORD_DEB_PACKAGES=(
   nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev librocksdb-dev
   iproute2
   clang libclang-rt-14-dev openssl
+  curl python3
 )
 
 # The repository root (the parent of scripts/).
