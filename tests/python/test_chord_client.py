@@ -199,15 +199,33 @@ class Ring:
         return "\n".join("--- %s\n%s" % (n.log_path, n.tail()) for n in self.nodes)
 
 
-def setUpModule():
-    global RING
-    RING = Ring()
-    try:
-        RING.start(3)
-    except BaseException:
-        sys.stderr.write(RING.dump_logs() + "\n")
-        RING.stop()
-        raise
+RING_FAILURE: str | None = None
+
+
+def shared_ring() -> "Ring":
+    """The 3-node ring of every test that needs one, started by the first of them."""
+    global RING, RING_FAILURE
+    if RING_FAILURE is not None:
+        raise AssertionError("the ring did not start (see the first failure): " + RING_FAILURE)
+    if RING is None:
+        ring = Ring()
+        try:
+            ring.start(3)
+        except BaseException as e:
+            sys.stderr.write(ring.dump_logs() + "\n")
+            ring.stop()
+            RING_FAILURE = str(e)
+            raise
+        RING = ring
+    return RING
+
+
+class RingCase(unittest.TestCase):
+    """A test case on the shared ring."""
+
+    @classmethod
+    def setUpClass(cls):
+        shared_ring()
 
 
 def tearDownModule():
@@ -292,7 +310,25 @@ class DropAfterFirstEventProxy:
         self.accepter.join(2)
 
 
-class KeysTest(unittest.TestCase):
+class SseParserTest(unittest.TestCase):
+    """chord.sse on fixed input (no ring needed)."""
+
+    def test_fields_comments_and_line_ends(self):
+        import io
+        from chord import sse
+
+        stream = io.BytesIO(
+            b": keep-alive\n\n"
+            b"event: put\r\nid: 7\r\ndata: {\"a\":1}\r\n\r\n"
+            b"data:first\ndata: second\nretry: 250\n\n"
+            b"id: 9\n\n"  # an id alone sets the id but dispatches nothing
+            b"event: cut\ndata: never ended")
+        got = list(sse.events(stream))
+        self.assertEqual([(e.event, e.data, e.id, e.retry_ms) for e in got],
+                         [("put", '{"a":1}', "7", None), ("message", "first\nsecond", "7", 250)])
+
+
+class KeysTest(RingCase):
     """get/put/delete, compare-and-set and TTL through the HTTP API."""
 
     def setUp(self):
@@ -464,7 +500,7 @@ class KeysTest(unittest.TestCase):
             self.c0.get(key, consistency="most")
 
 
-class RingTest(unittest.TestCase):
+class RingTest(RingCase):
     """lookup, status and ring against owners and ids computed here."""
 
     def test_lookup_owner_matches_the_sha1_ring(self):
@@ -536,7 +572,7 @@ class RingTest(unittest.TestCase):
         self.assertIn("could not reach", cm.exception.message)
 
 
-class WatchTest(unittest.TestCase):
+class WatchTest(RingCase):
     """The server-sent event streams."""
 
     def test_watch_yields_the_puts_in_order(self):
@@ -666,7 +702,7 @@ class WatchTest(unittest.TestCase):
                 RING.wait_consistent()
 
 
-class CliTest(unittest.TestCase):
+class CliTest(RingCase):
     """python3 -m chord: output and chordctl's exit codes."""
 
     def cli(self, *args: str, env_url: str | None = None, stdin: bytes | None = None):
