@@ -13,7 +13,6 @@ CHORD_DEB_PACKAGES=(
   nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev librocksdb-dev libh2o-dev
   iproute2 curl python3 wrk
   clang libclang-rt-14-dev openssl
-  curl python3
 )
 
 # The browser of the ring page's test (tests/browser): installed when possible; where it
