@@ -6,7 +6,7 @@
 # 127.0.0.1:8080 to that port, runs each command in order (server-sent event streams with
 # --max-time 3), and checks its exit status and a property of its output. An example without
 # a check here, or a check without its example, fails the test.
-# Usage: readme_curl_test.sh CHORD_NODE_BINARY
+# Usage: readme_curl_test.sh CHORD_NODE_BINARY   ($README_CURL_KEEP=DIR keeps each output there)
 set -euo pipefail
 
 NODE_BIN="$1"
@@ -179,8 +179,11 @@ check() {
     ttl)
       [[ $status -eq 0 ]] || return 1
       local v e
-      v="$(json "$out" 'd["version"]')" e="$(json "$out" 'd["expires_unix_ms"]')"
-      # The expiry is the version's time (version >> 16, ms) plus the 30 s.
+      # The key reads back with the expiry: the version's time (version >> 16, ms) plus 30 s.
+      v="$(json "$out" 'd["version"]')"
+      curl -s "$BASE/v1/keys/session?format=json" -o "$RUN_DIR/session.json" || return 1
+      [[ "$(json "$RUN_DIR/session.json" 'd["version"]')" == "$v" ]] || return 1
+      e="$(json "$RUN_DIR/session.json" 'd["expires_unix_ms"]')"
       [[ $e -eq $(((v >> 16) + 30000)) ]]
       ;;
     lookup)
@@ -216,8 +219,9 @@ check() {
       ;;
     missing)
       [[ $status -eq 0 ]] || return 1
-      [[ "$(awk '{ print $NF }' "$out")" == 404 ]] || return 1
-      sed 's/ 404$//' "$out" >"$RUN_DIR/missing.json"
+      # The JSON error, then the status code on a line of its own.
+      [[ "$(tail -n 1 "$out")" == 404 ]] || return 1
+      head -n -1 "$out" >"$RUN_DIR/missing.json"
       [[ "$(json "$RUN_DIR/missing.json" 'd["code"]')" == not_found ]] || return 1
       [[ "$(json "$RUN_DIR/missing.json" 'd["error"]')" == 'key "greeting" not found' ]]
       ;;
@@ -289,6 +293,7 @@ $(cat "$out.err")"
     PUT_VERSION="$(json "$RUN_DIR/reput.json" 'd["version"]')"
   fi
   echo "ok: $name: $printed"
+  if [[ -n "${README_CURL_KEEP:-}" ]]; then cp "$out" "$README_CURL_KEEP/$((i + 1))-$name.out"; fi
   SEEN+=("$name")
 done
 [[ "${SEEN[*]}" == "${WANT[*]}" ]] ||
