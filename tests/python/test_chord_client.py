@@ -800,6 +800,97 @@ class WatchTest(RingCase):
                 RING.wait_consistent()
 
 
+class TlsTest(unittest.TestCase):
+    """A one-node ring with mutual TLS (scripts/certs.sh): the client's certificate and role."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="chord-python-tls-")
+        certs = str(ROOT / "scripts" / "certs.sh")
+        cls.node = None
+        for _ in range(4):
+            port, http_port = free_port(), free_port()
+            addr = "127.0.0.1:%d" % port
+            for args in (["ca", cls.dir, "--force"], ["member", cls.dir, addr],
+                         ["client", cls.dir, "writer", "--role", "write"],
+                         ["client", cls.dir, "reader", "--role", "read"]):
+                subprocess.run(["bash", certs, *args], check=True, capture_output=True, timeout=60)
+            member = os.path.join(cls.dir, "member-127.0.0.1_%d" % port)
+            log = open(os.path.join(cls.dir, "node.log"), "wb")
+            proc = subprocess.Popen(
+                [CHORD_NODE, "--listen", addr, "--memory", "--http-listen", "127.0.0.1:%d" % http_port,
+                 "--tls-cert", member + ".pem", "--tls-key", member + ".key",
+                 "--tls-ca", os.path.join(cls.dir, "ca.pem")],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+            cls.url = "https://127.0.0.1:%d" % http_port
+            writer = cls.client("writer")
+            try:
+                wait_until("the TLS node's API", lambda: proc.poll() is not None or writer.status(), START_WAIT_S)
+            except AssertionError:
+                pass
+            if proc.poll() is None:
+                cls.proc, cls.log = proc, log
+                return
+            log.close()  # exited: most likely a port taken; try others
+        raise AssertionError("the TLS node did not start in 4 attempts")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.proc.terminate()
+        try:
+            cls.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            cls.proc.kill()
+            cls.proc.wait(10)
+        cls.log.close()
+
+    @classmethod
+    def client(cls, name: str | None, **kw) -> chord.Client:
+        pem = os.path.join(cls.dir, "client-%s" % name) if name else None
+        return chord.Client(cls.url, cafile=os.path.join(cls.dir, "ca.pem"),
+                            certfile=pem + ".pem" if pem else None, keyfile=pem + ".key" if pem else None, **kw)
+
+    def test_roles(self):
+        key = unique("tls")
+        writer, reader = self.client("writer"), self.client("reader")
+        version = writer.put(key, "secret")["version"]
+        self.assertEqual(reader.get_record(key).version, version)
+        with self.assertRaises(chord.Forbidden) as cm:
+            reader.put(key, "nope")
+        self.assertEqual((cm.exception.status, cm.exception.code), (403, "forbidden"))
+        self.assertTrue(cm.exception.message)
+        self.assertEqual(writer.get(key), b"secret")
+        events = reader.watch(key, retries=0, idle_timeout=20)
+        try:
+            e = next_within(events)
+        finally:
+            stop_stream(events)
+        self.assertEqual((e["type"], e["version"]), ("current", version))
+
+    def test_without_a_certificate(self):
+        with self.assertRaises(chord.Unavailable) as cm:
+            self.client(None).get("k")
+        self.assertIn("client certificate", cm.exception.message)
+        # Plain HTTP to the TLS listener.
+        with self.assertRaises(chord.Unavailable) as cm:
+            chord.Client(self.url.replace("https://", "http://"), timeout=5).get("k")
+        self.assertEqual(cm.exception.status, 0)
+
+    def test_cli_with_the_environment_variables(self):
+        env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), CHORD_TLS_CA=os.path.join(self.dir, "ca.pem"),
+                   CHORD_TLS_CERT=os.path.join(self.dir, "client-reader.pem"),
+                   CHORD_TLS_KEY=os.path.join(self.dir, "client-reader.key"))
+        key = unique("tls-cli")
+        self.client("writer").put(key, "v")
+        run = lambda *a: subprocess.run([sys.executable, "-m", "chord", "--url", self.url, *a],  # noqa: E731
+                                        capture_output=True, env=env, timeout=60)
+        r = run("get", key)
+        self.assertEqual((r.returncode, r.stdout), (0, b"v\n"), r.stderr)
+        r = run("put", key, "w")
+        self.assertEqual(r.returncode, 3, r.stderr)  # forbidden: chordctl's exit 3
+        self.assertEqual(len(r.stderr.decode().splitlines()), 1, r.stderr)
+
+
 class CliTest(RingCase):
     """python3 -m chord: output and chordctl's exit codes."""
 

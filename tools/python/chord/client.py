@@ -135,6 +135,7 @@ class Client:
         tls = bool(cafile or certfile)
         self.url = normalize_url(url or default_url(), tls=tls)
         self.timeout = timeout
+        self._has_cert = bool(certfile)
         handlers: list[urllib.request.BaseHandler] = []
         if self.url.startswith("https://") or tls:
             context = ssl.create_default_context(cafile=cafile)
@@ -375,14 +376,28 @@ class Client:
             if isinstance(reason, (socket.timeout, TimeoutError)):
                 raise Timeout("%s did not answer within %g s; check that the node runs and retry"
                               % (self.url, self.timeout), "timeout") from None
+            if isinstance(reason, (ssl.SSLError, ConnectionResetError)):
+                raise Unavailable("the connection to %s failed (%s)%s" % (self.url, _describe(reason), self._hint(reason)),
+                                  "unavailable") from None
             raise Unavailable("could not reach %s (%s); check that the node runs with --http-listen "
                               "at that address" % (self.url, _describe(reason)), "unavailable") from None
         except (socket.timeout, TimeoutError):
             raise Timeout("%s did not answer within %g s; check that the node runs and retry"
                           % (self.url, self.timeout), "timeout") from None
         except (OSError, http.client.HTTPException) as e:
-            raise Unavailable("the connection to %s failed (%s); retry" % (self.url, _describe(e)),
+            raise Unavailable("the connection to %s failed (%s)%s" % (self.url, _describe(e), self._hint(e)),
                               "unavailable") from None
+
+    def _hint(self, e: BaseException) -> str:
+        """What to do about a connection the node closed or refused to set up."""
+        if isinstance(e, ssl.SSLCertVerificationError):
+            return "; give the cluster CA that signed the node's certificate (cafile, --tls-ca)"
+        closed = isinstance(e, (http.client.RemoteDisconnected, ConnectionResetError, ssl.SSLError))
+        if closed and self.url.startswith("http://"):
+            return "; if the ring runs TLS, use https:// with a client certificate"
+        if closed and not self._has_cert:
+            return "; a ring with TLS wants a client certificate (certfile and keyfile, --tls-cert and --tls-key)"
+        return "; retry"
 
     def _read(self, resp: http.client.HTTPResponse) -> bytes:
         """The whole body of ``resp``; a failure while reading raises Unavailable/Timeout."""
