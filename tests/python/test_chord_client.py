@@ -978,6 +978,15 @@ class CliTest(RingCase):
         for addr in RING.addrs:
             self.assertIn(addr, text)
         self.assertIn("[OK]", text)
+        r = self.cli("--url", url, "ring-events", "--count", "1")
+        self.assertExit(r, 0)
+        lines = r.stdout.decode().splitlines()
+        self.assertEqual(len(lines), 1)
+        event = json.loads(lines[0])
+        self.assertEqual((event["event"], len(event["nodes"])), ("ring", 3))
+        r = self.cli("--url", url, "metrics")
+        self.assertExit(r, 0)
+        self.assertIn('chord_keys{node="%s"}' % RING.nodes[1].addr, r.stdout.decode())
 
     def test_value_file_and_binary_value(self):
         key = unique("cli-binary")

@@ -367,15 +367,16 @@ class Client:
         if query:
             url += "?" + urllib.parse.urlencode(query)
         req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+        wait_s = self.timeout if timeout is None else timeout
         try:
-            return self._opener.open(req, timeout=self.timeout if timeout is None else timeout)
+            return self._opener.open(req, timeout=wait_s)
         except urllib.error.HTTPError as e:
             raise self._error_of(e, url) from None
         except urllib.error.URLError as e:
             reason = e.reason
             if isinstance(reason, (socket.timeout, TimeoutError)):
                 raise Timeout("%s did not answer within %g s; check that the node runs and retry"
-                              % (self.url, self.timeout), "timeout") from None
+                              % (self.url, wait_s), "timeout") from None
             if isinstance(reason, (ssl.SSLError, ConnectionResetError)):
                 raise Unavailable("the connection to %s failed (%s)%s" % (self.url, _describe(reason), self._hint(reason)),
                                   "unavailable") from None
@@ -383,7 +384,7 @@ class Client:
                               "at that address" % (self.url, _describe(reason)), "unavailable") from None
         except (socket.timeout, TimeoutError):
             raise Timeout("%s did not answer within %g s; check that the node runs and retry"
-                          % (self.url, self.timeout), "timeout") from None
+                          % (self.url, wait_s), "timeout") from None
         except (OSError, http.client.HTTPException) as e:
             raise Unavailable("the connection to %s failed (%s)%s" % (self.url, _describe(e), self._hint(e)),
                               "unavailable") from None
