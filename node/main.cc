@@ -16,6 +16,7 @@
 
 #include "CLI/CLI.hpp"
 #include "node/core/node_config.h"
+#include "node/http/api_gateway.h"
 #include "node/runtime/net_address.h"
 #include "node/runtime/node_runtime.h"
 #include "node/storage/memory_store.h"
@@ -25,6 +26,7 @@
 #include "protocol/ring_address.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
+#include "tools/client/chord_client.h"
 
 namespace chord {
 namespace {
@@ -48,6 +50,7 @@ struct Flags {
   std::string data_dir;
   bool sync_writes = false;
   std::string metrics_listen;
+  std::string http_listen;
   int64_t vnodes = 1;
   int64_t replicas = 3;
   int64_t successors = 8;
@@ -66,7 +69,6 @@ struct Flags {
   int64_t frame_deadline_ms = 10'000;
   int64_t max_connections_per_host = 1024;
 };
-
 
 int UsageError(const std::string& sentence) {
   std::fprintf(stderr, "%s\n", sentence.c_str());
@@ -181,6 +183,20 @@ std::string Validate(const Flags& f, const CLI::App& app) {
       return "--metrics-listen must differ from --listen; give the metrics their own port";
     }
   }
+  if (app.count("--http-listen") > 0) {
+    auto addr = ParseIpv4Address(f.http_listen);
+    if (!addr.ok()) return "--http-listen " + addr.status().message();
+    if (f.http_listen == f.listen || f.http_listen == f.metrics_listen) {
+      return "--http-listen must differ from --listen and --metrics-listen; give the HTTP API "
+             "its own port";
+    }
+    if (!tls && !f.insecure && !IsLoopback(*addr)) {
+      return "refusing to serve the HTTP API on " + f.http_listen +
+             " without TLS, where any host on the network could read and overwrite every key; "
+             "give --tls-cert, --tls-key and --tls-ca (the API then takes HTTPS with client "
+             "certificates), or --insecure on a network you trust";
+    }
+  }
   for (const std::string& join : SplitJoinList(f.join)) {
     // A member may be named by its process (HOST:PORT) or as one of its vnodes (HOST:PORT#i).
     auto ring_addr = SplitRingAddress(join);
@@ -203,9 +219,10 @@ void RaiseOpenFileLimit(size_t wanted) {
   limit.rlim_cur = std::min<rlim_t>(static_cast<rlim_t>(wanted), limit.rlim_max);
   if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return;
   if (limit.rlim_cur < wanted) {
-    spdlog::warn("this process may open only {} files; connections past that are refused "
-                 "by the system (raise ulimit -n)",
-                 static_cast<uint64_t>(limit.rlim_cur));
+    spdlog::warn(
+        "this process may open only {} files; connections past that are refused "
+        "by the system (raise ulimit -n)",
+        static_cast<uint64_t>(limit.rlim_cur));
   }
 }
 
@@ -215,6 +232,35 @@ void SetUpLogging(spdlog::level::level_enum level) {
   spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
   spdlog::set_level(level);
   spdlog::flush_on(spdlog::level::warn);
+}
+
+// Starts the HTTP API (--http-listen) and the metrics-only endpoint (--metrics-listen) on the
+// runtime's loop. The API speaks HTTPS with client certificates when the node has TLS, and
+// its worker threads reach other nodes as this member.
+Status StartHttp(const Flags& f, NodeRuntime* runtime) {
+  if (!f.metrics_listen.empty()) {
+    ApiGateway::Options metrics;
+    metrics.api = false;  // plain HTTP, /metrics only, as before the API existed
+    auto addr = ParseIpv4Address(f.metrics_listen);
+    auto gateway = ApiGateway::Start(runtime, *addr, f.metrics_listen + " for metrics", metrics);
+    if (!gateway.ok()) return gateway.status();
+    runtime->AddService(std::move(gateway).value());
+    spdlog::info("serving metrics at http://{}/metrics", f.metrics_listen);
+  }
+  if (f.http_listen.empty()) return Status::Ok();
+  ApiGateway::Options api;
+  api.tls = TlsFiles{f.tls_cert, f.tls_key, f.tls_ca};
+  if (!api.tls.empty()) {
+    if (Status s = ChordClient::ConfigureTls(api.tls); !s.ok()) return s;
+  }
+  auto addr = ParseIpv4Address(f.http_listen);
+  auto gateway = ApiGateway::Start(runtime, *addr, f.http_listen + " for the HTTP API", api);
+  if (!gateway.ok()) return gateway.status();
+  runtime->AddService(std::move(gateway).value());
+  const char* scheme = api.tls.empty() ? "http" : "https";
+  spdlog::info("HTTP API at {}://{}/v1/, ring page at {}://{}/", scheme, f.http_listen, scheme,
+               f.http_listen);
+  return Status::Ok();
 }
 
 int Main(int argc, char** argv) {
@@ -256,6 +302,10 @@ int Main(int argc, char** argv) {
   app.add_option("--metrics-listen", f.metrics_listen,
                  "[HOST:]PORT to serve Prometheus metrics on (HTTP, GET /metrics); a bare "
                  "PORT is on 127.0.0.1; default: none");
+  app.add_option("--http-listen", f.http_listen,
+                 "[HOST:]PORT to serve the HTTP API (/v1/...), the live ring page (/) and "
+                 "/metrics on; HTTPS with client certificates when TLS is on; a bare PORT is on "
+                 "127.0.0.1; default: none");
   app.add_option("--tls-cert", f.tls_cert,
                  "This member's certificate (PEM; scripts/certs.sh member); turns on mutual "
                  "TLS for every connection (CHORD_TLS_* are the clients' variables; a node "
@@ -287,10 +337,14 @@ int Main(int argc, char** argv) {
   if (!f.metrics_listen.empty() && f.metrics_listen.find(':') == std::string::npos) {
     f.metrics_listen = "127.0.0.1:" + f.metrics_listen;  // loopback unless a host is named
   }
+  if (!f.http_listen.empty() && f.http_listen.find(':') == std::string::npos) {
+    f.http_listen = "127.0.0.1:" + f.http_listen;
+  }
   if (std::string error = Validate(f, app); !error.empty()) return UsageError(error);
   // One spelling per endpoint: the address is the node's identity.
   f.listen = *CanonicalHostPort(f.listen);
   if (!f.metrics_listen.empty()) f.metrics_listen = *CanonicalHostPort(f.metrics_listen);
+  if (!f.http_listen.empty()) f.http_listen = *CanonicalHostPort(f.http_listen);
 
   SetUpLogging(*ParseLogLevel(f.log_level));
 
@@ -309,7 +363,6 @@ int Main(int argc, char** argv) {
   RaiseOpenFileLimit(options.max_inbound_connections + 256);
   options.vnodes = static_cast<int>(f.vnodes);
   options.max_frame_bytes = static_cast<uint32_t>(f.max_frame_bytes);
-  options.metrics_listen_addr = f.metrics_listen;
   // Successor lists must reach R distinct processes even when every vnode of a process lies
   // in a row.
   options.node.successors = static_cast<int>(std::max(f.successors, f.replicas * f.vnodes));
@@ -370,12 +423,14 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
     return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
   }
-  if (!f.metrics_listen.empty()) {
-    spdlog::info("serving metrics at http://{}/metrics", f.metrics_listen);
+  if (Status s = StartHttp(f, &runtime); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
+    return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   if (f.tls_cert.empty()) {
-    spdlog::info("plain TCP: every peer and client is trusted (start with --tls-cert, "
-                 "--tls-key and --tls-ca for mutual TLS)");
+    spdlog::info(
+        "plain TCP: every peer and client is trusted (start with --tls-cert, "
+        "--tls-key and --tls-ca for mutual TLS)");
   } else {
     spdlog::info("mutual TLS: members must show a certificate of {}", f.tls_ca);
   }

@@ -136,6 +136,7 @@ void LookupService::Verify(uint64_t id, size_t index, bool retried) {
   op.owner_retried = retried;
   const NodeRef& candidate = op.owners[index];
   if (candidate == ctx_.self() && ctx_.ring.Owns(op.target)) {
+    op.owner_successors = ctx_.ring.successors;
     return Found(id, op.owners, index, /*record_hops=*/true);
   }
   // Ask the candidate for its predecessor: the owner is the node whose range
@@ -170,6 +171,7 @@ void LookupService::OnVerify(uint64_t id, const wire::Envelope* response) {
     op.owners.insert(op.owners.begin() + static_cast<std::ptrdiff_t>(index), *pred);
     return Verify(id, index, /*retried=*/false);
   }
+  op.owner_successors = ParseNodes(state.successors());
   Found(id, op.owners, index, /*record_hops=*/true);
 }
 
@@ -182,6 +184,7 @@ void LookupService::Found(uint64_t id, const std::vector<NodeRef>& owners, size_
   r.owner = owners[index];
   r.successors.assign(owners.begin() + static_cast<std::ptrdiff_t>(index) + 1, owners.end());
   r.predecessor = op.predecessor;
+  r.owner_successors = std::move(op.owner_successors);
   r.hops = op.hops;
   r.timeouts = op.timeouts;
   LookupOutcome outcome{std::move(r), std::move(op.answered)};
@@ -242,7 +245,15 @@ void LookupService::OnClientLookupDone(OpRef op, LookupOutcome outcome) {
     outcome.result->owner.ToWire(l->mutable_owner());
     l->set_hops(static_cast<uint32_t>(outcome.result->hops));
     l->set_timeouts(static_cast<uint32_t>(outcome.result->timeouts));
+    const size_t others = ctx_.config.replicas > 1 ? size_t(ctx_.config.replicas - 1) : 0;
+    const LookupResult& found = *outcome.result;
+    const std::vector<NodeRef>& after =
+        found.owner_successors.empty() ? found.successors : found.owner_successors;
+    for (const NodeRef& r : RingState::DistinctProcesses(after, found.owner, others)) {
+      r.ToWire(l->add_replicas());
+    }
   }
+  for (const std::string& addr : outcome.answered) l->add_route(addr);
   ctx_.out.Reply(c.from, c.request_id, std::move(reply));
 }
 

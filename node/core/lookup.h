@@ -61,8 +61,9 @@ class LookupService {
     std::vector<NodeRef> owners;             // owner candidates (kVerify)
     size_t owner_index = 0;                  // the one asked now (kVerify)
     bool owner_retried = false;
-    NodeRef predecessor;                // the node just before the owner, once known
-    std::vector<std::string> answered;  // addresses of the hops that answered
+    NodeRef predecessor;                    // the node just before the owner, once known
+    std::vector<NodeRef> owner_successors;  // the verified owner's own list
+    std::vector<std::string> answered;      // addresses of the hops that answered
     int steps = 0;
     int hops = 0;
     int timeouts = 0;

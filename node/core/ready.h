@@ -36,9 +36,12 @@ enum class LogLevel { kDebug, kInfo, kWarn, kError };
 struct LookupResult {
   NodeRef owner;                    // first node clockwise from the target
   std::vector<NodeRef> successors;  // the nodes after the owner, as the last hop knew them
-  NodeRef predecessor;              // the node just before the owner
-  int hops = 0;                     // lookup RPCs answered
-  int timeouts = 0;                 // peers that did not answer
+  // The owner's own successor list, when the lookup asked the owner (verify) or is the owner:
+  // where the owner places the key's replicas.
+  std::vector<NodeRef> owner_successors;
+  NodeRef predecessor;  // the node just before the owner
+  int hops = 0;         // lookup RPCs answered
+  int timeouts = 0;     // peers that did not answer
 };
 
 struct Ready {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "node/runtime/metrics_server.h"
+#include "node/runtime/loop_service.h"
 #include "node/runtime/net_address.h"
 #include "node/runtime/prometheus_text.h"
 #include "node/runtime/signal_watcher.h"
@@ -53,10 +53,9 @@ const char* SignalName(int signum) {
   }
 }
 
-TcpConnection::Options MakeConnectionOptions(const RuntimeOptions& options,
-                                             const TlsContext* tls, ByteBudget* input,
-                                             ByteBudget* output, ByteBudget* member_input,
-                                             ByteBudget* member_output) {
+TcpConnection::Options MakeConnectionOptions(const RuntimeOptions& options, const TlsContext* tls,
+                                             ByteBudget* input, ByteBudget* output,
+                                             ByteBudget* member_input, ByteBudget* member_output) {
   TcpConnection::Options out;
   out.max_frame_bytes = options.max_frame_bytes;
   out.client_max_frame_bytes = options.client_max_frame_bytes;
@@ -108,12 +107,6 @@ Status NodeRuntime::Start() {
   }
   auto listen_addr = ParseIpv4Address(options_.listen_addr);
   if (!listen_addr.ok()) return listen_addr.status();
-  std::optional<sockaddr_in> metrics_addr;
-  if (!options_.metrics_listen_addr.empty()) {
-    auto parsed = ParseIpv4Address(options_.metrics_listen_addr);
-    if (!parsed.ok()) return parsed.status();
-    metrics_addr = *parsed;
-  }
   for (const std::string& join : options_.join_addrs) {
     auto ring_addr = SplitRingAddress(join);
     if (!ring_addr.ok()) return ring_addr.status();
@@ -133,9 +126,9 @@ Status NodeRuntime::Start() {
     if (own.role != Sender::Role::kMember || own.member_addr != options_.listen_addr) {
       return Status::InvalidArgument(
           "the certificate " + options_.tls.cert + " is not a member certificate for " +
-          options_.listen_addr + (own.role == Sender::Role::kMember ? " (it names " +
-                                                                          own.member_addr + ")"
-                                                                    : std::string()) +
+          options_.listen_addr +
+          (own.role == Sender::Role::kMember ? " (it names " + own.member_addr + ")"
+                                             : std::string()) +
           "; make one with scripts/certs.sh member DIR " + options_.listen_addr);
     }
     if (own.vnodes != static_cast<uint32_t>(options_.vnodes)) {
@@ -157,13 +150,6 @@ Status NodeRuntime::Start() {
       [this](const std::string& error) { Log(LogLevel::kWarn, error); });
   if (!listener.ok()) return listener.status();
   listener_ = *listener;
-
-  if (metrics_addr) {
-    metrics_ = std::make_unique<MetricsServer>(
-        loop_.get(), [this] { return RenderMetrics(); }, MetricsServer::Options{});
-    s = metrics_->Listen(*metrics_addr, options_.metrics_listen_addr + " for metrics");
-    if (!s.ok()) return s;
-  }
 
   if (options_.handle_signals) {
     signals_ = std::make_unique<SignalWatcher>([this](int signum) { OnSignal(signum); });
@@ -331,7 +317,9 @@ void NodeRuntime::Stop() {
     listener_ = nullptr;
   }
   if (signals_ != nullptr) signals_->Close();
-  if (metrics_ != nullptr) metrics_->Close();
+  for (auto& service : services_) service->Close();
+  // Requests of local callers will not be answered now; their services were just closed.
+  local_calls_.clear();
   // Empty the maps first so that the close callbacks find nothing to report.
   auto inbound = std::move(inbound_);
   inbound_.clear();
@@ -349,6 +337,10 @@ void NodeRuntime::Shutdown() {
   vnodes_.clear();
   if (!loop_open_) return;
   uv_run(loop_.get(), UV_RUN_DEFAULT);  // runs the close callbacks
+  if (!services_.empty()) {
+    services_.clear();  // their destructors may close handles of their own
+    uv_run(loop_.get(), UV_RUN_DEFAULT);
+  }
   const int rc = uv_loop_close(loop_.get());
   if (rc == 0) {
     loop_open_ = false;
@@ -431,12 +423,11 @@ void NodeRuntime::SendRequest(size_t i, const std::string& ring_addr, wire::Enve
       return DeferSendFailed({sent});
     }
     std::string error;
-    TcpConnection* conn =
-        TcpConnection::Connect(loop_.get(), *sockaddr, addr, next_connection_id_++,
-                               MakeConnectionOptions(options_, tls_.get(), &input_budget_,
-                                                     &output_budget_, &member_input_budget_,
-                                                     &member_output_budget_),
-                               &error);
+    TcpConnection* conn = TcpConnection::Connect(
+        loop_.get(), *sockaddr, addr, next_connection_id_++,
+        MakeConnectionOptions(options_, tls_.get(), &input_budget_, &output_budget_,
+                              &member_input_budget_, &member_output_budget_),
+        &error);
     if (conn == nullptr) {
       Log(LogLevel::kDebug, "cannot connect to " + addr + ": " + error);
       return DeferSendFailed({sent});
@@ -456,15 +447,39 @@ void NodeRuntime::SendRequest(size_t i, const std::string& ring_addr, wire::Enve
   it->second.conn->Write(std::move(frame));
 }
 
+void NodeRuntime::AddService(std::unique_ptr<LoopService> service) {
+  if (stopped_) service->Close();
+  services_.push_back(std::move(service));
+}
+
+uint64_t NodeRuntime::SubmitLocal(const wire::Envelope& request, const Sender& sender,
+                                  LocalReplyFn on_reply) {
+  if (stopped_ || vnodes_.empty()) return 0;
+  const uint64_t token = next_local_token_++;
+  local_calls_.emplace(token, std::move(on_reply));
+  Step(0, [token, &request, &sender](ChordNode& n, const Clock& now) {
+    n.OnRequest(now, token, request, sender);
+  });
+  return token;
+}
+
 void NodeRuntime::SendReply(uint64_t to, const wire::Envelope& reply) {
   if (stopped_) return;
+  if (to >= kLocalTokenBase) {
+    auto local = local_calls_.find(to);
+    if (local == local_calls_.end()) return;  // the local caller gave up
+    LocalReplyFn fn = std::move(local->second);
+    local_calls_.erase(local);
+    fn(reply);
+    return;
+  }
   auto it = inbound_.find(to);
   if (it == inbound_.end()) return;  // the requester has gone away
   std::string frame;
   if (!EncodeFrame(reply, &frame, options_.max_frame_bytes)) {
     Log(LogLevel::kWarn, "dropping a reply to " + it->second.conn->peer() +
-                             ": it is larger than the " +
-                             std::to_string(options_.max_frame_bytes) + "-byte frame limit");
+                             ": it is larger than the " + std::to_string(options_.max_frame_bytes) +
+                             "-byte frame limit");
     return;
   }
   it->second.conn->Write(std::move(frame));
@@ -700,8 +715,8 @@ void NodeRuntime::SweepConnections() {
                                         std::to_string(options_.frame_deadline_ms) + " ms");
     } else if (tls_ != nullptr && conn->peer_identity() == nullptr &&
                now - in.accepted_ms >= options_.frame_deadline_ms) {
-      closing.emplace_back(in.conn, "no TLS handshake within " +
-                                        std::to_string(options_.frame_deadline_ms) + " ms");
+      closing.emplace_back(
+          in.conn, "no TLS handshake within " + std::to_string(options_.frame_deadline_ms) + " ms");
     }
   }
   for (auto& [addr, out] : outbound_) {
@@ -723,8 +738,8 @@ void NodeRuntime::SweepConnections() {
   for (const auto& [conn, why] : closing) {
     if (why == "idle") {
       if (LogEnabled(LogLevel::kDebug)) {
-        Log(LogLevel::kDebug, "closing idle connection " + std::to_string(conn->id()) + " (" +
-                                  conn->peer() + ")");
+        Log(LogLevel::kDebug,
+            "closing idle connection " + std::to_string(conn->id()) + " (" + conn->peer() + ")");
       }
       conn->Close();
     } else {

@@ -7,8 +7,8 @@
 // replies, log lines. Vnode routing is the runtime's alone: requests leave under request ids
 // of the runtime's own, and each answer is handed back to the vnode that asked under the id
 // that vnode chose. SIGTERM/SIGINT start a graceful leave (one vnode at a time, then stop; a
-// second signal stops at once). With a metrics address it also serves every vnode's metrics
-// in the Prometheus text format at GET /metrics (MetricsServer).
+// second signal stops at once). Other services on the same loop (the HTTP API, node/http) are
+// added with AddService and reach vnode 0 as a local client through SubmitLocal.
 //
 // Usage: construct, Start(), Run() (returns when the nodes have stopped), destroy. Every
 // method must be called on the loop thread (the thread that calls Run). This header does not
@@ -34,6 +34,7 @@
 #include "node/storage/store.h"
 #include "protocol/base/status.h"
 #include "protocol/frame.h"
+#include "protocol/sender.h"
 #include "protocol/tls_context.h"
 
 struct uv_loop_s;
@@ -41,7 +42,7 @@ struct uv_stream_s;
 
 namespace chord {
 
-class MetricsServer;
+class LoopService;
 class SignalWatcher;
 class TcpConnection;
 class TcpListener;
@@ -60,7 +61,6 @@ struct RuntimeOptions {
   size_t max_queued_bytes = size_t{64} << 20;  // per connection; a peer over it is dropped
   uint64_t leave_deadline_ms = 10'000;         // a graceful leave stops anyway after this
   bool handle_signals = true;                  // SIGTERM/SIGINT start a graceful leave
-  std::string metrics_listen_addr;             // HOST:PORT for GET /metrics; empty: none
 
   // Mutual TLS: this member's certificate (it must name listen_addr and at least `vnodes`
   // ring positions), its key and the cluster CA. All empty: plain TCP, where every sender is
@@ -118,6 +118,21 @@ class NodeRuntime final {
   // the store.
   std::string RenderMetrics();
 
+  // The loop everything of this process runs on; null before construction succeeded.
+  uv_loop_s* loop() const { return loop_open_ ? loop_.get() : nullptr; }
+  // Takes `service` over: it is closed when the runtime stops and destroyed before the loop
+  // is closed. Call after Start().
+  void AddService(std::unique_ptr<LoopService> service);
+
+  // Hands `request` to vnode 0 as if it came from a client connection of `sender` (the HTTP
+  // API's callers); `on_reply` gets the answer, on the loop, unless CancelLocal(token) came
+  // first. Returns the token; 0 (and no call of on_reply) when the runtime has stopped.
+  // Deadlines are the caller's: the core answers every client request, but a lookup may take
+  // a while on a confused ring.
+  using LocalReplyFn = std::function<void(const wire::Envelope& reply)>;
+  uint64_t SubmitLocal(const wire::Envelope& request, const Sender& sender, LocalReplyFn on_reply);
+  void CancelLocal(uint64_t token) { local_calls_.erase(token); }
+
  private:
   // One ring position of this process and what the runtime keeps for it.
   struct Vnode {
@@ -135,9 +150,9 @@ class NodeRuntime final {
   // An accepted connection and what the limits need to know of it.
   struct Inbound {
     TcpConnection* conn = nullptr;
-    std::string host;        // source address, without the port
+    std::string host;  // source address, without the port
     uint64_t accepted_ms = 0;
-    bool reserved = false;   // took a member-reserved place: it must prove itself a member
+    bool reserved = false;         // took a member-reserved place: it must prove itself a member
     std::optional<Sender> sender;  // who the peer is, once known (by the first frame)
   };
   // A dialed connection and the requests sent on it that have not been answered yet, by
@@ -196,17 +211,22 @@ class NodeRuntime final {
 
   std::unique_ptr<TimerQueue> timers_;
   std::unique_ptr<SignalWatcher> signals_;
-  TcpListener* listener_ = nullptr;                       // deletes itself once closed
-  std::unique_ptr<MetricsServer> metrics_;                // null without a metrics address
-  std::unique_ptr<TlsContext> tls_;                        // null: plain TCP
-  ByteBudget input_budget_;   // of clients (and of every peer in the clear)
+  TcpListener* listener_ = nullptr;  // deletes itself once closed
+  std::vector<std::unique_ptr<LoopService>> services_;
+  // Requests of SubmitLocal not answered yet, by reply token (kLocalTokenBase and up, apart
+  // from connection ids).
+  static constexpr uint64_t kLocalTokenBase = uint64_t{1} << 62;
+  std::unordered_map<uint64_t, LocalReplyFn> local_calls_;
+  uint64_t next_local_token_ = kLocalTokenBase;
+  std::unique_ptr<TlsContext> tls_;  // null: plain TCP
+  ByteBudget input_budget_;          // of clients (and of every peer in the clear)
   ByteBudget output_budget_;
   ByteBudget member_input_budget_;  // of connections whose peer proved itself a member
   ByteBudget member_output_budget_;
-  std::unordered_map<uint64_t, Inbound> inbound_;         // by connection id (ReplyToken)
-  std::unordered_map<std::string, size_t> per_host_;      // open inbound connections by host
+  std::unordered_map<uint64_t, Inbound> inbound_;     // by connection id (ReplyToken)
+  std::unordered_map<std::string, size_t> per_host_;  // open inbound connections by host
   size_t reserved_in_use_ = 0;
-  std::unordered_map<std::string, Outbound> outbound_;    // by peer process address
+  std::unordered_map<std::string, Outbound> outbound_;  // by peer process address
   // Where each vnode's requests went: (core id * kMaxVnodesPerProcess + vnode) -> (peer
   // address, runtime request id), while they are in flight.
   std::unordered_map<uint64_t, std::pair<std::string, uint64_t>> sent_to_;

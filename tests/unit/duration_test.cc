@@ -1,9 +1,9 @@
 // chordctl's durations (put --ttl).
-#include "tools/chordctl/duration.h"
+#include "tools/client/duration.h"
 
 #include <gtest/gtest.h>
 
-namespace chord::ctl {
+namespace chord {
 namespace {
 
 TEST(DurationTest, ReadsEveryUnitAndSums) {
@@ -28,4 +28,4 @@ TEST(DurationTest, RefusesWhatIsNotADurationWithASentence) {
 }
 
 }  // namespace
-}  // namespace chord::ctl
+}  // namespace chord

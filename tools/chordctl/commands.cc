@@ -30,31 +30,12 @@ namespace {
 
 constexpr int kDumpProgressBarWidth = 20;
 
-// Exit code and message for a node's non-OK answer `code` with detail `error` to `op`.
-int ReportCode(const CtlOptions& options, const char* op, const std::string& key, wire::Code code,
-               const std::string& error) {
-  const std::string detail = error.empty() ? "" : " (" + error + ")";
-  switch (code) {
-    case wire::NOT_FOUND:
-      PrintError("key " + QuoteKey(key) + " not found");
-      return kExitNotFound;
-    case wire::INVALID:
-      PrintError(options.node + " rejected the " + op + " of key " + QuoteKey(key) + detail +
-                 "; fix the request and retry");
-      return kExitUsage;
-    case wire::NOT_OWNER:
-      PrintError(options.node + " could not route the " + op + " of key " + QuoteKey(key) +
-                 " to its owner" + detail + "; the ring may still be settling, retry shortly");
-      return kExitUnavailable;
-    case wire::SHUTTING_DOWN:
-      PrintError(options.node + " is leaving the ring" + detail + "; use another node with --node");
-      return kExitUnavailable;
-    default:
-      PrintError("the ring could not complete the " + std::string(op) + " of key " + QuoteKey(key) +
-                 " in time" + detail +
-                 "; check that enough nodes are up (chordctl ring) and retry");
-      return kExitUnavailable;
-  }
+// Prints the sentence for a non-OK answer `r` to `op` and returns its exit code (0: none).
+int ReportAnswer(const CtlOptions& options, const char* op, const std::string& key,
+                 const wire::DataResponse& r) {
+  AnswerProblem problem = DescribeDataAnswer(options.node, op, key, r);
+  if (problem.kind != AnswerKind::kOk) PrintError(problem.sentence);
+  return static_cast<int>(problem.kind);
 }
 
 // Client-side limits, the same as the node's (protocol/limits.h).
@@ -117,33 +98,7 @@ bool ReadValueFile(const std::string& path, std::string* value) {
   return true;
 }
 
-namespace {
-
-// The JSON line of a data answer (put, get, del --json).
-std::string DataJson(const std::string& key, const wire::DataResponse& r, bool with_value) {
-  nlohmann::json doc;
-  doc["key"] = key;
-  doc["code"] = wire::Code_Name(r.code());
-  doc["version"] = r.version();
-  doc["acks"] = r.acks();
-  doc["required"] = r.required();
-  if (with_value) doc["value"] = r.value();
-  if (r.expires_unix_ms() != 0) doc["expires_unix_ms"] = r.expires_unix_ms();
-  return DumpJson(doc);
-}
-
-// A write's CONFLICT: the condition and the version the key is at.
-int ReportConflict(const char* op, const std::string& key, const wire::DataResponse& r) {
-  const std::string now = r.version() == 0 ? std::string("does not exist")
-                                           : "is at version " + std::to_string(r.version());
-  PrintError("the " + std::string(op) + " of key " + QuoteKey(key) +
-             " was not applied: its condition did not hold (the key " + now +
-             (r.error().empty() ? std::string() : "; " + r.error()) +
-             "); read the key again and retry with its current version");
-  return kExitConflict;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int RunPut(const CtlOptions& options, const std::string& key, const std::string& value,
            const DataOptions& data) {
@@ -151,9 +106,8 @@ int RunPut(const CtlOptions& options, const std::string& key, const std::string&
   ChordClient client(options.node, options.timeout_ms);
   Result<wire::DataResponse> r = client.Put(key, value, data);
   if (!r.ok()) return ReportStatus(r.status());
-  if (r->code() == wire::CONFLICT) return ReportConflict("put", key, *r);
-  if (r->code() != wire::OK) return ReportCode(options, "put", key, r->code(), r->error());
-  if (options.json) WriteStdout(DataJson(key, *r, /*with_value=*/false) + "\n");
+  if (int code = ReportAnswer(options, "put", key, *r); code != kExitOk) return code;
+  if (options.json) WriteStdout(DumpJson(DataJson(key, *r, /*with_value=*/false)) + "\n");
   return kExitOk;
 }
 
@@ -162,8 +116,9 @@ int RunGet(const CtlOptions& options, const std::string& key, const DataOptions&
   ChordClient client(options.node, options.timeout_ms);
   Result<wire::DataResponse> r = client.Get(key, data);
   if (!r.ok()) return ReportStatus(r.status());
-  if (r->code() != wire::OK) return ReportCode(options, "get", key, r->code(), r->error());
-  WriteStdout((options.json ? DataJson(key, *r, /*with_value=*/true) : r->value()) + "\n");
+  if (int code = ReportAnswer(options, "get", key, *r); code != kExitOk) return code;
+  WriteStdout((options.json ? DumpJson(DataJson(key, *r, /*with_value=*/true)) : r->value()) +
+              "\n");
   return kExitOk;
 }
 
@@ -172,12 +127,9 @@ int RunDelete(const CtlOptions& options, const std::string& key, const DataOptio
   ChordClient client(options.node, options.timeout_ms);
   Result<wire::DataResponse> r = client.Delete(key, data);
   if (!r.ok()) return ReportStatus(r.status());
-  if (r->code() == wire::CONFLICT) return ReportConflict("delete", key, *r);
   // Deleting a key that is not there leaves the ring as asked: success.
-  if (r->code() != wire::OK && r->code() != wire::NOT_FOUND) {
-    return ReportCode(options, "delete", key, r->code(), r->error());
-  }
-  if (options.json) WriteStdout(DataJson(key, *r, /*with_value=*/false) + "\n");
+  if (int code = ReportAnswer(options, "delete", key, *r); code != kExitOk) return code;
+  if (options.json) WriteStdout(DumpJson(DataJson(key, *r, /*with_value=*/false)) + "\n");
   return kExitOk;
 }
 
@@ -186,7 +138,12 @@ int RunLookup(const CtlOptions& options, const std::string& key) {
   ChordClient client(options.node, options.timeout_ms);
   Result<wire::LookupResponse> r = client.Lookup(key);
   if (!r.ok()) return ReportStatus(r.status());
-  if (r->code() != wire::OK) return ReportCode(options, "lookup", key, r->code(), r->error());
+  if (r->code() != wire::OK) {
+    wire::DataResponse answer;
+    answer.set_code(r->code());
+    answer.set_error(r->error());
+    return ReportAnswer(options, "lookup", key, answer);
+  }
   WriteStdout((options.json ? DumpJson(LookupJson(key, *r)) : LookupText(key, *r)) + "\n");
   return kExitOk;
 }

@@ -10,7 +10,7 @@
 
 #include "tools/chordctl/bulk_load.h"
 #include "tools/chordctl/commands.h"
-#include "tools/chordctl/duration.h"
+#include "tools/client/duration.h"
 #include "tools/chordctl/watch.h"
 #include "tools/chordctl/watch_key.h"
 #include "tools/client/chord_client.h"
@@ -55,7 +55,7 @@ bool ToDataOptions(const DataFlags& flags, chord::DataOptions* out) {
   out->if_version = flags.if_version;
   out->if_absent = flags.if_absent;
   if (!flags.ttl.empty()) {
-    chord::Result<uint64_t> ms = chord::ctl::ParseDuration(flags.ttl);
+    chord::Result<uint64_t> ms = chord::ParseDuration(flags.ttl);
     if (!ms.ok()) {
       std::cerr << "chordctl: --ttl: " << ms.status().message() << "\n";
       return false;

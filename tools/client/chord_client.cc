@@ -429,34 +429,15 @@ Status ExpectBody(const std::string& addr, const wire::Envelope& response,
 
 Result<wire::DataResponse> ChordClient::Put(const std::string& key, const std::string& value,
                                             const DataOptions& options) {
-  wire::Envelope request;
-  wire::PutRequest* put = request.mutable_put();
-  put->set_key(key);
-  put->set_value(value);
-  put->set_consistency(options.consistency);
-  put->set_required(options.required);
-  put->set_if_version(options.if_version);
-  put->set_if_absent(options.if_absent);
-  put->set_ttl_ms(options.ttl_ms);
-  return CallData(std::move(request), "put");
+  return CallData(PutEnvelope(key, value, options), "put");
 }
 
 Result<wire::DataResponse> ChordClient::Get(const std::string& key, const DataOptions& options) {
-  wire::Envelope request;
-  request.mutable_get()->set_key(key);
-  request.mutable_get()->set_consistency(options.consistency);
-  request.mutable_get()->set_required(options.required);
-  return CallData(std::move(request), "get");
+  return CallData(GetEnvelope(key, options), "get");
 }
 
 Result<wire::DataResponse> ChordClient::Delete(const std::string& key, const DataOptions& options) {
-  wire::Envelope request;
-  wire::DeleteRequest* del = request.mutable_del();
-  del->set_key(key);
-  del->set_consistency(options.consistency);
-  del->set_required(options.required);
-  del->set_if_version(options.if_version);
-  return CallData(std::move(request), "delete");
+  return CallData(DeleteEnvelope(key, options), "delete");
 }
 
 Result<wire::DataResponse> ChordClient::CallData(wire::Envelope request, const char* what) {

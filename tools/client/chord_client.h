@@ -19,18 +19,9 @@
 #include "protocol/chord.pb.h"
 #include "protocol/tls_context.h"
 #include "protocol/tls_session.h"
+#include "tools/client/data_requests.h"
 
 namespace chord {
-
-// Per-request options of a get, put or delete (issue 14). Fields a request kind does not
-// have are ignored: a get uses consistency/required only, a delete also if_version.
-struct DataOptions {
-  wire::Consistency consistency = wire::CONSISTENCY_DEFAULT;
-  uint32_t required = 0;    // explicit W (writes) or R (reads); 0: from `consistency`
-  uint64_t if_version = 0;  // compare-and-set: only if the key is at this version
-  bool if_absent = false;   // compare-and-set (put): only if the key does not exist
-  uint64_t ttl_ms = 0;      // put: expires this long after it is versioned; 0: never
-};
 
 class ChordClient {
  public:

@@ -1,14 +1,14 @@
 // Durations on the command line: "500ms", "30s", "5m", "1h", "2d", or several joined
-// ("1h30m"). Used by chordctl's put --ttl; pure functions, any thread.
-#ifndef CHORD_TOOLS_CHORDCTL_DURATION_H_
-#define CHORD_TOOLS_CHORDCTL_DURATION_H_
+// ("1h30m"). Used by chordctl put --ttl and the HTTP API ttl parameter; pure functions, any thread.
+#ifndef CHORD_TOOLS_CLIENT_DURATION_H_
+#define CHORD_TOOLS_CLIENT_DURATION_H_
 
 #include <cstdint>
 #include <string>
 
 #include "protocol/base/status.h"
 
-namespace chord::ctl {
+namespace chord {
 
 // The longest TTL a put may ask for: ten years (the node refuses more).
 inline constexpr uint64_t kMaxDurationMs = 10ULL * 365 * 24 * 3600 * 1000;
@@ -17,6 +17,6 @@ inline constexpr uint64_t kMaxDurationMs = 10ULL * 365 * 24 * 3600 * 1000;
 // otherwise.
 Result<uint64_t> ParseDuration(const std::string& text);
 
-}  // namespace chord::ctl
+}  // namespace chord
 
-#endif  // CHORD_TOOLS_CHORDCTL_DURATION_H_
+#endif  // CHORD_TOOLS_CLIENT_DURATION_H_

@@ -1,8 +1,8 @@
-#include "tools/chordctl/duration.h"
+#include "tools/client/duration.h"
 
 #include <cctype>
 
-namespace chord::ctl {
+namespace chord {
 namespace {
 
 // Milliseconds in one `unit`, or 0 if it is not one.
@@ -53,4 +53,4 @@ Result<uint64_t> ParseDuration(const std::string& text) {
   return total;
 }
 
-}  // namespace chord::ctl
+}  // namespace chord

@@ -1,0 +1,113 @@
+#include "tools/client/data_requests.h"
+
+#include <algorithm>
+
+namespace chord {
+namespace {
+
+constexpr size_t kMaxQuotedKeyBytes = 60;
+
+}  // namespace
+
+wire::Envelope PutEnvelope(const std::string& key, const std::string& value,
+                           const DataOptions& options) {
+  wire::Envelope request;
+  wire::PutRequest* put = request.mutable_put();
+  put->set_key(key);
+  put->set_value(value);
+  put->set_consistency(options.consistency);
+  put->set_required(options.required);
+  put->set_if_version(options.if_version);
+  put->set_if_absent(options.if_absent);
+  put->set_ttl_ms(options.ttl_ms);
+  return request;
+}
+
+wire::Envelope GetEnvelope(const std::string& key, const DataOptions& options) {
+  wire::Envelope request;
+  request.mutable_get()->set_key(key);
+  request.mutable_get()->set_consistency(options.consistency);
+  request.mutable_get()->set_required(options.required);
+  return request;
+}
+
+wire::Envelope DeleteEnvelope(const std::string& key, const DataOptions& options) {
+  wire::Envelope request;
+  wire::DeleteRequest* del = request.mutable_del();
+  del->set_key(key);
+  del->set_consistency(options.consistency);
+  del->set_required(options.required);
+  del->set_if_version(options.if_version);
+  return request;
+}
+
+AnswerProblem DescribeDataAnswer(const std::string& node, const std::string& op,
+                                 const std::string& key, const wire::DataResponse& r) {
+  const std::string detail = r.error().empty() ? "" : " (" + r.error() + ")";
+  switch (r.code()) {
+    case wire::OK:
+      return {};
+    case wire::NOT_FOUND:
+      if (op == "delete") return {};
+      return {AnswerKind::kNotFound, "key " + QuoteKey(key) + " not found"};
+    case wire::CONFLICT: {
+      const std::string now = r.version() == 0 ? std::string("does not exist")
+                                               : "is at version " + std::to_string(r.version());
+      return {AnswerKind::kConflict,
+              "the " + op + " of key " + QuoteKey(key) +
+                  " was not applied: its condition did not hold (the key " + now +
+                  (r.error().empty() ? std::string() : "; " + r.error()) +
+                  "); read the key again and retry with its current version"};
+    }
+    case wire::INVALID:
+      return {AnswerKind::kUsage, node + " rejected the " + op + " of key " + QuoteKey(key) +
+                                      detail + "; fix the request and retry"};
+    case wire::NOT_OWNER:
+      return {AnswerKind::kUnavailable, node + " could not route the " + op + " of key " +
+                                            QuoteKey(key) + " to its owner" + detail +
+                                            "; the ring may still be settling, retry shortly"};
+    case wire::SHUTTING_DOWN:
+      return {AnswerKind::kUnavailable,
+              node + " is leaving the ring" + detail + "; use another node"};
+    default:
+      return {AnswerKind::kUnavailable,
+              "the ring could not complete the " + op + " of key " + QuoteKey(key) + " in time" +
+                  detail + "; check that enough nodes are up (chordctl ring) and retry"};
+  }
+}
+
+nlohmann::json DataJson(const std::string& key, const wire::DataResponse& r, bool with_value) {
+  nlohmann::json doc;
+  doc["key"] = key;
+  doc["code"] = wire::Code_Name(r.code());
+  doc["version"] = r.version();
+  doc["acks"] = r.acks();
+  doc["required"] = r.required();
+  if (with_value) doc["value"] = r.value();
+  if (r.expires_unix_ms() != 0) doc["expires_unix_ms"] = r.expires_unix_ms();
+  return doc;
+}
+
+std::string QuoteKey(const std::string& key) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out = "\"";
+  const size_t n = std::min(key.size(), kMaxQuotedKeyBytes);
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(key[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kDigits[c >> 4];
+      out += kDigits[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += "\"";
+  if (key.size() > n) out += " (" + std::to_string(key.size()) + " bytes, shortened)";
+  return out;
+}
+
+}  // namespace chord
