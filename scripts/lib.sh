@@ -4,14 +4,20 @@
 # Source it (do not run it); it expects `set -euo pipefail` in the caller.
 
 # The Debian packages chord builds and tests with (openssl: the CLI scripts/certs.sh runs;
-# clang and libclang-rt-14-dev: the libFuzzer targets of scripts/fuzz.sh).
+# clang and libclang-rt-14-dev: the libFuzzer targets of scripts/fuzz.sh; libh2o-dev: the HTTP
+# server of the node's API, built on libuv; curl and python3: the HTTP API's tests and the
+# Python client; wrk: the HTTP load generator of scripts/bench.sh).
 CHORD_DEB_PACKAGES=(
   cmake g++ make pkg-config
   libuv1-dev libssl-dev libprotobuf-dev protobuf-compiler libspdlog-dev libcli11-dev
-  nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev librocksdb-dev
-  iproute2
+  nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev librocksdb-dev libh2o-dev
+  iproute2 curl python3 wrk
   clang libclang-rt-14-dev openssl
 )
+
+# The browser of the ring page's test (tests/browser): installed when possible; where it
+# cannot be, that test is skipped with the reason.
+CHORD_BROWSER_PACKAGES=(chromium chromium-driver)
 
 # The repository root (the parent of scripts/).
 CHORD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,6 +50,22 @@ chord_install_deps() {
   fi
   echo "installing missing packages: ${missing[*]}"
   chord_apt_install "${missing[@]}"
+}
+
+# Installs the browser packages if they are missing; on failure says why and goes on.
+chord_install_browser() {
+  local missing=() pkg
+  for pkg in "${CHORD_BROWSER_PACKAGES[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "the browser packages are installed"
+    return 0
+  fi
+  echo "installing the browser of the ring page test: ${missing[*]}"
+  if ! (chord_apt_install "${missing[@]}"); then
+    echo "could not install ${missing[*]}: the ring page's browser test will be skipped"
+  fi
 }
 
 # chord_apt_install PKG...: apt-get update, then installs the packages (sudo when not root).

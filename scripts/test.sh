@@ -14,6 +14,7 @@ cd "$CHORD_ROOT"
 
 chord_section "Dependencies"
 chord_install_deps
+chord_install_browser
 
 chord_section "Build (RelWithDebInfo) in build/"
 chord_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORD_WERROR=ON

@@ -2,6 +2,7 @@
 
 #include <uv.h>
 
+#include <charconv>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -187,7 +188,7 @@ void ApiGateway::Route(const HttpRequest& request) {
     if (std::string refusal = Refusal(request.sender, status); !refusal.empty()) {
       return Error(id, 403, "forbidden", refusal);
     }
-    ring_waiters_.insert(id);
+    ring_waiters_[id] = uv_now(runtime_->loop()) + options_.request_timeout_ms;
     ring_feed_->WalkNow();
     return;
   }
@@ -333,7 +334,7 @@ void ApiGateway::HandleRingEvents(const HttpRequest& request) {
 
 void ApiGateway::OnRingWalk(bool ok, const std::string& body,
                             const std::vector<RingEvent>& events) {
-  for (uint64_t id : ring_waiters_) {
+  for (const auto& [id, deadline] : ring_waiters_) {
     if (ok) {
       server_->Respond(id, 200, kJson, body + "\n");
     } else {
@@ -374,9 +375,9 @@ void ApiGateway::HandleWatch(const HttpRequest& request, const std::string& key,
   std::string from = request.last_event_id;
   if (from.empty()) from = target.Param("from_version").value_or("");
   if (!from.empty()) {
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(from.c_str(), &end, 10);
-    if (end == from.c_str() || *end != '\0') {
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(from.data(), from.data() + from.size(), v);
+    if (ec != std::errc() || end != from.data() + from.size()) {
       return Error(id, 400, "invalid",
                    "from_version must be a version number, not \"" + from + "\"");
     }
@@ -434,10 +435,15 @@ void ApiGateway::Tick() {
   for (const auto& [id, call] : calls_) {
     if (call.deadline_ms <= now) expired.push_back(id);
   }
+  for (const auto& [id, deadline] : ring_waiters_) {
+    if (deadline <= now) expired.push_back(id);
+  }
   for (uint64_t id : expired) {
-    LocalCall call = std::move(calls_[id]);
-    calls_.erase(id);
-    runtime_->CancelLocal(call.token);
+    if (auto it = calls_.find(id); it != calls_.end()) {
+      runtime_->CancelLocal(it->second.token);
+      calls_.erase(it);
+    }
+    ring_waiters_.erase(id);
     Error(id, 504, "timeout",
           "the ring did not answer within " + std::to_string(options_.request_timeout_ms / 1000) +
               " s; check that enough nodes are up (chordctl ring) and retry");

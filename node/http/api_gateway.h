@@ -91,7 +91,7 @@ class ApiGateway final : public HttpHandler, public LoopService {
   std::unique_ptr<RingFeed> ring_feed_;  // null without the API
   UvHandle<uv_timer_t> tick_;
   std::unordered_map<uint64_t, LocalCall> calls_;  // by request id
-  std::unordered_set<uint64_t> ring_waiters_;      // GET /v1/ring waiting for a walk
+  std::unordered_map<uint64_t, uint64_t> ring_waiters_;  // GET /v1/ring -> its deadline
   std::unordered_set<uint64_t> ring_followers_;    // /v1/ring/events streams
   std::string last_ring_;                          // the latest ring JSON
   // /v1/watch streams by request id; a stream whose client left stays until its thread ends.

@@ -219,6 +219,10 @@ Status HttpServer::Listen(const sockaddr_in& addr, const std::string& name) {
       return Status::InvalidArgument("cannot use the CA " + options_.tls.ca +
                                      " for HTTPS: " + OpenSslError());
     }
+    // Identities come from the verify callback, which a resumed session skips: no resumption.
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+    SSL_CTX_set_num_tickets(ctx, 0);
     SSL_CTX_set_ex_data(ctx, ImplIndex(), impl_.get());
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, VerifyClient);
     h2o_ssl_register_alpn_protocols(ctx, h2o_http2_alpn_protocols);
@@ -394,6 +398,7 @@ void HttpServer::Respond(uint64_t id, int status, const std::string& content_typ
   exchanges_.erase(it);  // answered: a later dispose finds nothing
   req->res.status = status;
   req->res.reason = ReasonPhrase(status);
+  req->res.content_length = body.size();  // a Content-Length instead of chunks
   AddHeaders(req, content_type, headers);
   h2o_send_inline(req, body.data(), body.size());
 }
