@@ -326,10 +326,9 @@ void ApiGateway::HandleRingEvents(const HttpRequest& request) {
                      " ring event streams; close one or use another node");
   }
   if (!server_->StartStream(id, "text/event-stream", SseHeaders())) return;
-  ring_followers_.insert(id);
+  ring_followers_[id] = false;
   server_->StreamWrite(id, "retry: 1000\n\n");
-  if (!last_ring_.empty()) server_->StreamWrite(id, SseEvent("ring", last_ring_));
-  ring_feed_->SetPolling(true);
+  ring_feed_->SetPolling(true);  // walks now, then every poll period
 }
 
 void ApiGateway::OnRingWalk(bool ok, const std::string& body,
@@ -344,14 +343,19 @@ void ApiGateway::OnRingWalk(bool ok, const std::string& body,
   ring_waiters_.clear();
   if (!ok) {
     const std::string data = DumpJson({{"error", body}}, -1);
-    for (uint64_t id : ring_followers_) server_->StreamWrite(id, SseEvent("unreachable", data));
+    for (const auto& [id, had_ring] : ring_followers_) {
+      server_->StreamWrite(id, SseEvent("unreachable", data));
+    }
     return;
   }
   const bool changed = body != last_ring_;
   last_ring_ = body;
-  for (uint64_t id : ring_followers_) {
-    for (const RingEvent& e : events) server_->StreamWrite(id, SseEvent(e.name, e.data));
-    if (changed) server_->StreamWrite(id, SseEvent("ring", body));
+  for (auto& [id, had_ring] : ring_followers_) {
+    if (had_ring) {
+      for (const RingEvent& e : events) server_->StreamWrite(id, SseEvent(e.name, e.data));
+    }
+    if (changed || !had_ring) server_->StreamWrite(id, SseEvent("ring", body));
+    had_ring = true;
   }
 }
 
@@ -450,7 +454,9 @@ void ApiGateway::Tick() {
   }
   if (now - last_keep_alive_ms_ >= options_.keep_alive_ms) {
     last_keep_alive_ms_ = now;
-    for (uint64_t id : ring_followers_) server_->StreamWrite(id, ": keep-alive\n\n");
+    for (const auto& [id, had_ring] : ring_followers_) {
+      server_->StreamWrite(id, ": keep-alive\n\n");
+    }
     for (const auto& [id, watch] : watches_) server_->StreamWrite(id, ": keep-alive\n\n");
   }
 }

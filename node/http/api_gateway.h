@@ -17,7 +17,6 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "node/http/http_server.h"
 #include "node/http/key_request.h"
@@ -92,7 +91,9 @@ class ApiGateway final : public HttpHandler, public LoopService {
   UvHandle<uv_timer_t> tick_;
   std::unordered_map<uint64_t, LocalCall> calls_;  // by request id
   std::unordered_map<uint64_t, uint64_t> ring_waiters_;  // GET /v1/ring -> its deadline
-  std::unordered_set<uint64_t> ring_followers_;    // /v1/ring/events streams
+  // /v1/ring/events streams -> whether they have had a `ring` event of a walk since they came
+  // (the first is a fresh walk, never a remembered one).
+  std::unordered_map<uint64_t, bool> ring_followers_;
   std::string last_ring_;                          // the latest ring JSON
   // /v1/watch streams by request id; a stream whose client left stays until its thread ends.
   std::unordered_map<uint64_t, std::unique_ptr<WatchStream>> watches_;
