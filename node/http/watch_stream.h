@@ -33,6 +33,7 @@ class WatchStream {
     uint32_t wait_ms = 1'000;    // one long poll at the owner
     uint64_t timeout_ms = 5'000;
     uint64_t give_up_ms = 30'000;
+    std::string resume_hint = "from_version=";  // for the give-up sentence
   };
 
   WatchStream(Options options, LoopMailbox* mailbox, EventFn on_event, EndFn on_end);

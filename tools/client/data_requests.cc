@@ -41,8 +41,16 @@ wire::Envelope DeleteEnvelope(const std::string& key, const DataOptions& options
   return request;
 }
 
+std::string ErrorAnswerSentence(const std::string& addr, const wire::ErrorResponse& error) {
+  const std::string& name = wire::Code_Name(error.code());  // "" if unknown
+  std::string msg = addr + " answered " + (name.empty() ? std::string("UNKNOWN") : name);
+  if (!error.error().empty()) msg += ": " + error.error();
+  return msg;
+}
+
 AnswerProblem DescribeDataAnswer(const std::string& node, const std::string& op,
-                                 const std::string& key, const wire::DataResponse& r) {
+                                 const std::string& key, const wire::DataResponse& r,
+                                 const std::string& other_node) {
   const std::string detail = r.error().empty() ? "" : " (" + r.error() + ")";
   switch (r.code()) {
     case wire::OK:
@@ -67,8 +75,7 @@ AnswerProblem DescribeDataAnswer(const std::string& node, const std::string& op,
                                             QuoteKey(key) + " to its owner" + detail +
                                             "; the ring may still be settling, retry shortly"};
     case wire::SHUTTING_DOWN:
-      return {AnswerKind::kUnavailable,
-              node + " is leaving the ring" + detail + "; use another node"};
+      return {AnswerKind::kUnavailable, node + " is leaving the ring" + detail + "; " + other_node};
     default:
       return {AnswerKind::kUnavailable,
               "the ring could not complete the " + op + " of key " + QuoteKey(key) + " in time" +

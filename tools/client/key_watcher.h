@@ -23,6 +23,8 @@ struct KeyWatchOptions {
   uint32_t wait_ms = 10'000;   // one long poll at the owner
   uint64_t timeout_ms = 5'000;
   uint64_t give_up_ms = 60'000;  // no node answered for this long: end
+  // How the user resumes from a version, for the give-up sentence (the version follows).
+  std::string resume_hint = "--from-version ";
 };
 
 // Calls `on_event` for every event, in order, until it returns false or `keep_going` does
