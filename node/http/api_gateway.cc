@@ -453,6 +453,7 @@ void ApiGateway::HandleWatch(const HttpRequest& request, const std::string& key,
                    "from_version must be a version number, not \"" + from + "\"");
     }
     watch.after_version = v;
+    watch.start = false;  // a resume, also after version 0 (the key was absent)
   }
   wire::Envelope probe;
   probe.mutable_watch()->set_key(key);

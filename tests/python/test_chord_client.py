@@ -739,7 +739,6 @@ class WatchTest(RingCase):
         self.assertGreaterEqual(proxy.cuts, 5)
         self.assertGreaterEqual(proxy.connections, 6)
 
-    @unittest.expectedFailure  # the node takes Last-Event-ID 0 as "no version": a new current
     def test_resume_after_the_current_state_of_an_absent_key(self):
         """The current event of an absent key has id 0; resuming after it must give the changes
         since, not the state again."""

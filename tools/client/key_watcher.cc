@@ -39,7 +39,7 @@ AnswerProblem FollowKey(const KeyWatchOptions& options,
   std::string owner;  // the node to poll; empty: look it up first
   std::unique_ptr<ChordClient> client;
   uint64_t after = options.after_version;
-  bool start = after == 0;
+  bool start = options.start;
   int hints_in_a_row = 0;
   std::string last_problem = "none yet";
   auto last_answer = SteadyClock::now();
