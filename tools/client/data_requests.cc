@@ -59,12 +59,18 @@ AnswerProblem DescribeDataAnswer(const std::string& node, const std::string& op,
       if (op == "delete") return {};
       return {AnswerKind::kNotFound, "key " + QuoteKey(key) + " not found"};
     case wire::CONFLICT: {
-      const std::string now = r.version() == 0 ? std::string("does not exist")
-                                               : "is at version " + std::to_string(r.version());
+      // The owner's own sentence names the version and what to do; without one, say it here.
+      if (!r.error().empty()) {
+        return {AnswerKind::kConflict, "the " + op + " of key " + QuoteKey(key) +
+                                           " was not applied: its condition did not hold (" +
+                                           r.error() + ")"};
+      }
+      const std::string now = r.version() == 0
+                                  ? std::string("does not exist")
+                                  : "is at version " + std::to_string(r.version());
       return {AnswerKind::kConflict,
               "the " + op + " of key " + QuoteKey(key) +
                   " was not applied: its condition did not hold (the key " + now +
-                  (r.error().empty() ? std::string() : "; " + r.error()) +
                   "); read the key again and retry with its current version"};
     }
     case wire::INVALID:
