@@ -250,10 +250,11 @@ Status StartHttp(const Flags& f, NodeRuntime* runtime) {
   if (f.http_listen.empty()) return Status::Ok();
   ApiGateway::Options api;
   api.tls = TlsFiles{f.tls_cert, f.tls_key, f.tls_ca};
+  auto addr = ParseIpv4Address(f.http_listen);
+  api.loopback = IsLoopback(*addr);
   if (!api.tls.empty()) {
     if (Status s = ChordClient::ConfigureTls(api.tls); !s.ok()) return s;
   }
-  auto addr = ParseIpv4Address(f.http_listen);
   auto gateway = ApiGateway::Start(runtime, *addr, f.http_listen + " for the HTTP API", api);
   if (!gateway.ok()) return gateway.status();
   runtime->AddService(std::move(gateway).value());
@@ -360,7 +361,9 @@ int Main(int argc, char** argv) {
   options.idle_timeout_ms = static_cast<uint64_t>(f.idle_timeout_ms);
   options.frame_deadline_ms = static_cast<uint64_t>(f.frame_deadline_ms);
   options.max_connections_per_host = static_cast<size_t>(f.max_connections_per_host);
-  RaiseOpenFileLimit(options.max_inbound_connections + 256);
+  // The ring's connections, the HTTP API's (1024 and the sockets of its walks and watches),
+  // RocksDB's files.
+  RaiseOpenFileLimit(options.max_inbound_connections + 1024 + 512);
   options.vnodes = static_cast<int>(f.vnodes);
   options.max_frame_bytes = static_cast<uint32_t>(f.max_frame_bytes);
   // Successor lists must reach R distinct processes even when every vnode of a process lies

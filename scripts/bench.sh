@@ -9,6 +9,8 @@
 #   at --consistency one, quorum and all (a table of its own, ratios to one);
 #   the same 1-node and 3-node setups with mutual TLS (certificates from scripts/certs.sh,
 #   chord-bench as an admin client), for the cost of TLS as a ratio to the plain runs;
+#   one chord-node with --http-listen: gets of the same keys through the HTTP API with wrk
+#   beside chord-bench's binary-protocol gets, as a ratio;
 # all with the same client count (and client threads), value size and key space. Prints a table
 # of ops/s and latency percentiles with the ratio of each chord figure to Redis's (chord /
 # redis). There are no thresholds: absolute figures on a shared machine are noise, the ratios
@@ -234,9 +236,11 @@ stop_all
 # With TLS=1 the node runs mutual TLS with a member certificate made for it in $CERTS.
 TLS=0
 CERTS="$RUN_DIR/certs"
+NODE_EXTRA_ARGS=()
 start_node() {
   local log="$1" replicas="$2" port="$3" join="${4:-}"
-  local args=(--listen "$HOST:$port" --memory --replicas "$replicas" --log-level warn)
+  local args=(--listen "$HOST:$port" --memory --replicas "$replicas" --log-level warn
+    "${NODE_EXTRA_ARGS[@]}")
   [[ -n "$join" ]] && args+=(--join "$join")
   if ((TLS)); then
     bash scripts/certs.sh member "$CERTS" "$HOST:$port" >/dev/null
@@ -305,6 +309,51 @@ bench_setups " TLS"
 unset CHORD_TLS_CERT CHORD_TLS_KEY CHORD_TLS_CA
 TLS=0
 
+# ---- HTTP: the same gets through the HTTP API, with wrk -----------------------------------------
+
+# wrk_latency_us LABEL OUTPUT: the latency of LABEL ("50%", "99%") in wrk's --latency table, in
+# microseconds.
+wrk_latency_us() {
+  awk -v label="$1" '$1 == label {
+    v = $2; unit = v; sub(/[0-9.]+/, "", unit); sub(/[a-z]+$/, "", v)
+    if (unit == "us") f = 1; else if (unit == "ms") f = 1000; else if (unit == "s") f = 1000000; else f = 0
+    printf "%.1f", v * f; exit }' <<<"$2"
+}
+
+# run_wrk ROW URL: wrk GETs of random keys key-0 .. key-(KEYS-1) under URL for BENCH_SECONDS.
+run_wrk() {
+  local row="$1" url="$2" out script="$RUN_DIR/wrk_get.lua"
+  cat >"$script" <<LUA
+local keys = $KEYS
+request = function()
+  return wrk.format("GET", "/v1/keys/key-" .. math.random(0, keys - 1))
+end
+LUA
+  echo "wrk -t $REDIS_THREADS -c $CLIENTS -d ${BENCH_SECONDS}s --latency $url (row: $row)"
+  out="$(timeout --kill-after=5 $((BENCH_SECONDS + 60)) wrk -t "$REDIS_THREADS" -c "$CLIENTS" \
+    -d "${BENCH_SECONDS}s" --latency -s "$script" "$url")" || chord_die "wrk failed for row \"$row\""
+  while IFS= read -r line; do echo "  $line"; done <<<"$out"
+  OPS[$row]="$(awk '/^Requests\/sec:/ { print $2 }' <<<"$out")"
+  P50[$row]="$(wrk_latency_us 50% "$out")"
+  P99[$row]="$(wrk_latency_us 99% "$out")"
+  P999[$row]=""
+  HOPS[$row]=""
+  ERRORS[$row]="$(awk '/Non-2xx or 3xx responses:/ { print $NF }' <<<"$out")"
+  [[ -n "${OPS[$row]}" ]] || chord_die "could not read requests per second from wrk's output"
+}
+
+chord_section "chord: 1 node, --memory --replicas 1, HTTP API: wrk beside chord-bench"
+port="$(free_port)"
+http_port="$(free_port)"
+NODE_EXTRA_ARGS=(--http-listen "$HOST:$http_port")
+start_node "$RUN_DIR/node-$port.log" 1 "$port"
+NODE_EXTRA_ARGS=()
+wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
+# chord-bench's get run preloads the keys key-0 ... that wrk then reads.
+run_chord "chord 1 node R=1 get (binary)" --node "$HOST:$port" --op get
+run_wrk "chord 1 node R=1 get (HTTP)" "http://$HOST:$http_port"
+stop_all
+
 # ---- the table -------------------------------------------------------------------------------
 
 # ratio A B: A / B with two decimals, "-" when either is missing or B is 0.
@@ -343,6 +392,17 @@ for op in get put; do
       "$(fmt "${OPS[$row]}" 0)" "$(fmt "${OPS[$row TLS]}" 0)" "$(ratio "${OPS[$row TLS]}" "${OPS[$row]}")" \
       "$(fmt "${P50[$row]}" 1)" "$(fmt "${P50[$row TLS]}" 1)" "$(ratio "${P50[$row TLS]}" "${P50[$row]}")"
   done
+done
+
+echo
+echo "the HTTP API: wrk GETs of the same keys beside chord-bench's binary gets on one node (ratio HTTP / binary)"
+printf '%-34s %10s %7s %9s %7s %9s %7s %7s\n' setup ops/s ratio p50_us ratio p99_us ratio errors
+base="chord 1 node R=1 get (binary)"
+for row in "$base" "chord 1 node R=1 get (HTTP)"; do
+  printf '%-34s %10s %7s %9s %7s %9s %7s %7s\n' "$row" \
+    "$(fmt "${OPS[$row]}" 0)" "$(ratio "${OPS[$row]}" "${OPS[$base]}")" \
+    "$(fmt "${P50[$row]}" 1)" "$(ratio "${P50[$row]}" "${P50[$base]}")" \
+    "$(fmt "${P99[$row]}" 1)" "$(ratio "${P99[$row]}" "${P99[$base]}")" "${ERRORS[$row]:--}"
 done
 
 echo

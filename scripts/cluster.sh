@@ -25,6 +25,9 @@
 #   CHORD_NODE_ARGS  extra chord-node arguments (default none: each node keeps its records in
 #                    RocksDB under nodes/<port>/data; pass --memory for in-memory nodes)
 #   CHORD_WAIT_S     how long to wait for a node to answer or exit (default 20)
+#   CHORD_HTTP_PORT_OFFSET
+#                    when set, the node on port P also serves HTTP (the REST API and the
+#                    ring page) on P + this offset (--http-listen); default none
 #
 # Processes are only ever signalled through the PIDs recorded in the run directory, and only
 # after checking that the PID still is the chord-node started for that port.
@@ -36,6 +39,7 @@ NODE_BIN="$BIN_DIR/node/chord-node"
 CTL_BIN="$BIN_DIR/tools/chordctl"
 NODE_ARGS="${CHORD_NODE_ARGS-}"
 WAIT_S="${CHORD_WAIT_S:-20}"
+HTTP_OFFSET="${CHORD_HTTP_PORT_OFFSET:-}"
 HOST="127.0.0.1"
 CERTS_SH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/certs.sh"
 STOP_WAIT_S=10
@@ -139,6 +143,16 @@ launch() {
   mkdir -p "$dir"
   local args=(--listen "$HOST:$port")
   if [[ -n "$join" ]]; then args+=(--join "$HOST:$join"); fi
+  if [[ -n "$HTTP_OFFSET" ]]; then
+    [[ "$HTTP_OFFSET" =~ ^[1-9][0-9]{0,4}$ ]] ||
+      die "CHORD_HTTP_PORT_OFFSET must be a positive number, not \"$HTTP_OFFSET\""
+    local http_port=$((port + HTTP_OFFSET))
+    check_port "$http_port"
+    if port_in_use "$http_port"; then
+      die "port $http_port (HTTP of the node on $port) is already in use; pick another --base-port or CHORD_HTTP_PORT_OFFSET"
+    fi
+    args+=(--http-listen "$HOST:$http_port")
+  fi
   # shellcheck disable=SC2206  # NODE_ARGS is a word list on purpose
   args+=($NODE_ARGS)
   if [[ -f "$RUN_DIR/vnodes" ]]; then args+=(--vnodes "$(cat "$RUN_DIR/vnodes")"); fi

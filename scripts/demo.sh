@@ -5,7 +5,10 @@
 # another with SIGKILL (every key has 3 copies, so none is lost) and restarts it on its data
 # directory, then checks that every key still reads back. Along the way it shows `chordctl
 # ring`, draws the ring as SVG (demo-output/ring-*.svg) and runs `chordctl watch` during the
-# join and the crash. Stops every node it started on any exit.
+# join and the crash. Every node serves HTTP (--http-listen) too: the address of the live ring
+# page is printed at the start, and headless Chromium keeps a screenshot of that page after
+# each step (demo-output/step-NN-*.png; skipped with a note when chromium is missing). Stops
+# every node it started on any exit.
 #
 # Environment:
 #   CHORD_BIN_DIR   use the chord-node and chordctl of this build directory and skip the
@@ -13,7 +16,7 @@
 #   JOBS            parallel build jobs (default: number of CPUs)
 #   DEMO_KEYS       how many keys to store (default 50)
 #   DEMO_WAIT_S     bound of every wait, in seconds (default 20)
-#   DEMO_OUT        where the SVG pictures go (default demo-output)
+#   DEMO_OUT        where the SVG pictures and the screenshots go (default demo-output)
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -29,6 +32,11 @@ BASE_PORT=""
 DEMO_OK=0
 OUT_DIR="${DEMO_OUT:-demo-output}"
 WATCH_PID=""
+# Node P serves HTTP on P + HTTP_OFFSET (scripts/cluster.sh, CHORD_HTTP_PORT_OFFSET).
+HTTP_OFFSET=1000
+PAGE_URL=""
+CHROMIUM="$(command -v chromium || true)"
+SHOTS=()
 
 if ! [[ "$NUM_KEYS" =~ ^[1-9][0-9]{0,5}$ ]] || ((NUM_KEYS > 100000)); then
   chord_die "DEMO_KEYS must be a number from 1 to 100000"
@@ -57,7 +65,7 @@ CTL="$BIN_DIR/tools/chordctl"
 
 cluster() {
   CHORD_RUN_DIR="$RUN_DIR" CHORD_BIN_DIR="$BIN_DIR" CHORD_WAIT_S="$WAIT_S" \
-    "$CHORD_ROOT/scripts/cluster.sh" "$@"
+    CHORD_HTTP_PORT_OFFSET="$HTTP_OFFSET" "$CHORD_ROOT/scripts/cluster.sh" "$@"
 }
 
 # chordctl, asking the first node (it never leaves during the demo).
@@ -90,14 +98,15 @@ port_free() {
   fi
 }
 
-# A base port with 6 consecutive free ports (5 nodes and the one added later).
+# A base port with 6 consecutive free ports (5 nodes and the one added later), and 6 more
+# free ports HTTP_OFFSET above them for their HTTP servers.
 find_base_port() {
   local tries base i free
   for ((tries = 0; tries < 200; tries++)); do
     base=$((20000 + (RANDOM % 2000) * 10))
     free=1
     for ((i = 0; i <= NUM_NODES; i++)); do
-      if ! port_free $((base + i)); then
+      if ! port_free $((base + i)) || ! port_free $((base + HTTP_OFFSET + i)); then
         free=0
         break
       fi
@@ -107,7 +116,7 @@ find_base_port() {
       return 0
     fi
   done
-  chord_die "found no 6 consecutive free ports between 20000 and 40000; free some and retry"
+  chord_die "found no 6 consecutive free ports between 20000 and 40000 (with 6 more $HTTP_OFFSET above them for HTTP); free some and retry"
 }
 
 # wait_ring N: waits until `chordctl ring` meets N nodes and all their pointers agree.
@@ -177,15 +186,41 @@ svg() {
   ctl ring --svg "$OUT_DIR/ring-$1.svg" || chord_die "chordctl ring --svg failed"
 }
 
+# shot N NAME [KEY]: a screenshot of the ring page after step N into $OUT_DIR/step-0N-NAME.png,
+# looking KEY up when given. Headless Chromium loads the page, lets its events arrive
+# for 4 s and saves the picture (--timeout, not --virtual-time-budget: virtual time stands
+# still while the page's event stream is open); a failure is only noted.
+shot() {
+  [[ -n "$CHROMIUM" ]] || return 0
+  mkdir -p "$OUT_DIR"
+  local file url="$PAGE_URL${3:+#lookup=$3}"
+  file="$OUT_DIR/$(printf 'step-%02d' "$1")-$2.png"
+  rm -f "$file"
+  if timeout 60 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage \
+    --user-data-dir="$RUN_DIR/chromium" --window-size=1200,900 --timeout=4000 \
+    --screenshot="$file" "$url" >"$RUN_DIR/chromium.log" 2>&1 && [[ -s "$file" ]]; then
+    SHOTS+=("$file")
+    echo "screenshot of the ring page: $file"
+  else
+    echo "note: no screenshot of $url (chromium failed; see $RUN_DIR/chromium.log)"
+  fi
+}
+
 # ---- the demo -----------------------------------------------------------------------------
 
 RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/chord-demo.XXXXXX")"
 BASE_PORT="$(find_base_port)"
 NEW_PORT=$((BASE_PORT + NUM_NODES))
+PAGE_URL="http://$HOST:$((BASE_PORT + HTTP_OFFSET))/"
+echo "ring page: $PAGE_URL (open it in a browser to watch the demo live)"
+if [[ -z "$CHROMIUM" ]]; then
+  echo "note: chromium is not installed (apt-get install chromium), so no screenshots of the ring page are kept"
+fi
 
 chord_section "1. Start a ring of $NUM_NODES nodes on $HOST:$BASE_PORT..$((BASE_PORT + NUM_NODES - 1))"
 cluster start "$NUM_NODES" --base-port "$BASE_PORT"
 wait_ring "$NUM_NODES"
+shot 1 ring-of-$NUM_NODES
 
 chord_section "2. Store $NUM_KEYS keys (user-1 .. user-$NUM_KEYS)"
 for ((i = 1; i <= NUM_KEYS; i++)); do
@@ -196,6 +231,7 @@ echo "stored $NUM_KEYS keys through $HOST:$BASE_PORT"
 wait_keys
 ctl ring
 svg before
+shot 2 keys-stored
 
 declare -A BEFORE=() AFTER_JOIN=() AFTER_LEAVE=()
 record_owners BEFORE
@@ -209,6 +245,7 @@ wait_keys
 watch_end
 ctl ring
 svg after-join
+shot 3 node-joined
 record_owners AFTER_JOIN
 
 echo
@@ -260,6 +297,7 @@ for ((i = 1; i <= NUM_KEYS; i++)); do
     chord_die "key $key is still routed to $HOST:$LEAVER after it left"
 done
 [[ $handed -gt 0 ]] || echo "  (none)"
+shot 4 node-left
 
 # The node that crashes: the owner of user-1 (not the first node, which chordctl talks to).
 CRASHED="$(owner_of user-1)"
@@ -278,12 +316,14 @@ echo "user-1 now: $(ctl get user-1) (owner $(owner_of user-1))"
 wait_keys
 ctl ring
 svg after-crash
+shot 5 node-crashed user-1
 
 chord_section "6. Restart $HOST:$CRASHED on its data directory: it rejoins with its keys"
 cluster restart "$CRASHED"
 wait_ring "$NUM_NODES"
 wait_keys
 ctl ring
+shot 6 node-restarted
 
 chord_section "7. Read every key back"
 bad=0
@@ -302,9 +342,14 @@ if [[ $bad -gt 0 ]]; then
 fi
 echo "[OK] all $NUM_KEYS keys read back with their values"
 echo "chordctl dump lists $(ctl dump | wc -l) keys"
+shot 7 keys-read-back user-1
 
 chord_section "8. Stop the ring"
 cluster stop
 DEMO_OK=1
 chord_section "Demo finished"
 echo "pictures of the ring: $(ls "$OUT_DIR"/ring-*.svg | tr '\n' ' ')(open them in a browser)"
+if ((${#SHOTS[@]} > 0)); then
+  echo "screenshots of the ring page, one per step:"
+  printf '  %s\n' "${SHOTS[@]}"
+fi

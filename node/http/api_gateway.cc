@@ -2,6 +2,7 @@
 
 #include <uv.h>
 
+#include <charconv>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -14,6 +15,15 @@ namespace chord {
 namespace {
 
 constexpr uint64_t kTickMs = 250;
+// How the API's sentences say "try another node".
+constexpr char kOtherNode[] = "use another node";
+
+wire::ErrorResponse ForbiddenError(const std::string& why) {
+  wire::ErrorResponse e;
+  e.set_code(wire::FORBIDDEN);
+  e.set_error(why);
+  return e;
+}
 constexpr char kJson[] = "application/json";
 
 // The HTTP status of a sentence's kind.
@@ -110,9 +120,7 @@ void ApiGateway::Close() {
   closed_ = true;
   mailbox_.Close();
   tick_.Close();
-  if (ring_feed_) {
-    ring_feed_->SetPolling(false);
-  }
+  if (ring_feed_) ring_feed_->RequestStop();  // joined by the destructor
   for (auto& [id, watch] : watches_) watch->Stop();
   for (auto& [id, call] : calls_) runtime_->CancelLocal(call.token);
   calls_.clear();
@@ -129,9 +137,52 @@ std::string ApiGateway::Refusal(const Sender& sender, const wire::Envelope& requ
   return AdmissionProblem(sender, request);
 }
 
+namespace {
+
+// The host part of a Host header ("127.0.0.1:8080" -> "127.0.0.1", "[::1]:80" -> "::1").
+std::string HostName(const std::string& host) {
+  if (!host.empty() && host.front() == '[') {
+    const size_t end = host.find(']');
+    return end == std::string::npos ? host : host.substr(1, end - 1);
+  }
+  const size_t colon = host.rfind(':');
+  return colon == std::string::npos ? host : host.substr(0, colon);
+}
+
+bool IsLoopbackName(const std::string& name) {
+  return name == "localhost" || name == "::1" || name.rfind("127.", 0) == 0;
+}
+
+}  // namespace
+
+std::string ApiGateway::CrossSiteProblem(const HttpRequest& request) const {
+  // A browser names the page's origin on cross-origin requests: only the API's own pages
+  // (the ring page) may call it; a page elsewhere must not write keys through the user's
+  // browser.
+  if (!request.origin.empty() && request.origin != "http://" + request.host &&
+      request.origin != "https://" + request.host) {
+    return "cross-origin requests are refused (Origin " + request.origin +
+           " is not this API's own origin); call the API from its own page, curl or a client";
+  }
+  if (options_.loopback && !IsLoopbackName(HostName(request.host))) {
+    return "this API listens on a loopback address and answers only requests addressed to "
+           "localhost or 127.0.0.1, not \"" +
+           request.host + "\" (a page that renames itself to 127.0.0.1 must not reach it)";
+  }
+  return "";
+}
+
 void ApiGateway::OnRequest(const HttpRequest& request) {
   if (closed_) {
     return Error(request.id, 503, "unavailable", "the node is shutting down; use another node");
+  }
+  if (std::string problem = CrossSiteProblem(request); !problem.empty()) {
+    return Error(request.id, 403, "forbidden", problem);
+  }
+  if (!options_.tls.empty() && request.sender.role == Sender::Role::kNobody) {
+    return Error(request.id, 403, "forbidden",
+                 "the client certificate names no role of this cluster (admin, writer or "
+                 "reader); make one with scripts/certs.sh client DIR NAME --role ROLE");
   }
   Route(request);
 }
@@ -187,16 +238,19 @@ void ApiGateway::Route(const HttpRequest& request) {
     if (std::string refusal = Refusal(request.sender, status); !refusal.empty()) {
       return Error(id, 403, "forbidden", refusal);
     }
-    ring_waiters_.insert(id);
+    ring_waiters_[id] = uv_now(runtime_->loop()) + options_.request_timeout_ms;
     ring_feed_->WalkNow();
     return;
   }
+  const bool head = request.method == "HEAD";
   if (path == "/v1/ring/events") {
     if (!get) return only_get();
+    if (head) return server_->Respond(id, 200, "text/event-stream", "", SseHeaders());
     return HandleRingEvents(request);
   }
   if (path.rfind(kWatch, 0) == 0) {
     if (!get) return only_get();
+    if (head) return server_->Respond(id, 200, "text/event-stream", "", SseHeaders());
     return HandleWatch(request, path.substr(kWatch.size()), *target);
   }
   Error(id, 404, "not_found",
@@ -207,6 +261,19 @@ void ApiGateway::Route(const HttpRequest& request) {
 
 void ApiGateway::HandleKey(const HttpRequest& request, const std::string& key,
                            const RequestTarget& target) {
+  // Who may do this is decided before the body is looked at.
+  wire::Envelope probe;
+  if (request.method == "PUT" || request.method == "POST") {
+    probe.mutable_put()->set_key(key);
+  } else if (request.method == "DELETE") {
+    probe.mutable_del()->set_key(key);
+  } else {
+    probe.mutable_get()->set_key(key);
+  }
+  if (std::string refusal = Refusal(request.sender, probe); !refusal.empty()) {
+    return Error(request.id, 403, "forbidden",
+                 ErrorAnswerSentence(runtime_->options().listen_addr, ForbiddenError(refusal)));
+  }
   KeyRequest kr;
   if (auto problem = ParseKeyRequest(request, key, target, &kr)) {
     HttpHeaders headers;
@@ -256,7 +323,7 @@ void ApiGateway::OnLocalReply(uint64_t id, const wire::Envelope& reply) {
     const wire::ErrorResponse& e = reply.error();
     const int status = e.code() == wire::FORBIDDEN ? 403 : e.code() == wire::INVALID ? 400 : 503;
     const char* code = status == 403 ? "forbidden" : status == 400 ? "invalid" : "unavailable";
-    return Error(id, status, code, e.error());
+    return Error(id, status, code, ErrorAnswerSentence(node, e));
   }
   switch (call.kind) {
     case CallKind::kStatus:
@@ -269,7 +336,7 @@ void ApiGateway::OnLocalReply(uint64_t id, const wire::Envelope& reply) {
         wire::DataResponse answer;
         answer.set_code(l.code());
         answer.set_error(l.error());
-        AnswerProblem p = DescribeDataAnswer(node, "lookup", call.key, answer);
+        AnswerProblem p = DescribeDataAnswer(node, "lookup", call.key, answer, kOtherNode);
         return Error(id, StatusOf(p.kind), CodeOf(p.kind), p.sentence);
       }
       nlohmann::json doc = LookupJson(call.key, l);
@@ -282,7 +349,7 @@ void ApiGateway::OnLocalReply(uint64_t id, const wire::Envelope& reply) {
       const char* op = call.kind == CallKind::kGet   ? "get"
                        : call.kind == CallKind::kPut ? "put"
                                                      : "delete";
-      AnswerProblem p = DescribeDataAnswer(node, op, call.key, r);
+      AnswerProblem p = DescribeDataAnswer(node, op, call.key, r, kOtherNode);
       if (p.kind != AnswerKind::kOk) {
         nlohmann::json doc{{"error", p.sentence}, {"code", CodeOf(p.kind)}};
         if (p.kind == AnswerKind::kConflict) doc["version"] = r.version();
@@ -325,15 +392,14 @@ void ApiGateway::HandleRingEvents(const HttpRequest& request) {
                      " ring event streams; close one or use another node");
   }
   if (!server_->StartStream(id, "text/event-stream", SseHeaders())) return;
-  ring_followers_.insert(id);
+  ring_followers_[id] = false;
   server_->StreamWrite(id, "retry: 1000\n\n");
-  if (!last_ring_.empty()) server_->StreamWrite(id, SseEvent("ring", last_ring_));
-  ring_feed_->SetPolling(true);
+  ring_feed_->SetPolling(true);  // walks now, then every poll period
 }
 
 void ApiGateway::OnRingWalk(bool ok, const std::string& body,
                             const std::vector<RingEvent>& events) {
-  for (uint64_t id : ring_waiters_) {
+  for (const auto& [id, deadline] : ring_waiters_) {
     if (ok) {
       server_->Respond(id, 200, kJson, body + "\n");
     } else {
@@ -343,14 +409,19 @@ void ApiGateway::OnRingWalk(bool ok, const std::string& body,
   ring_waiters_.clear();
   if (!ok) {
     const std::string data = DumpJson({{"error", body}}, -1);
-    for (uint64_t id : ring_followers_) server_->StreamWrite(id, SseEvent("unreachable", data));
+    for (const auto& [id, had_ring] : ring_followers_) {
+      server_->StreamWrite(id, SseEvent("unreachable", data));
+    }
     return;
   }
   const bool changed = body != last_ring_;
   last_ring_ = body;
-  for (uint64_t id : ring_followers_) {
-    for (const RingEvent& e : events) server_->StreamWrite(id, SseEvent(e.name, e.data));
-    if (changed) server_->StreamWrite(id, SseEvent("ring", body));
+  for (auto& [id, had_ring] : ring_followers_) {
+    if (had_ring) {
+      for (const RingEvent& e : events) server_->StreamWrite(id, SseEvent(e.name, e.data));
+    }
+    if (changed || !had_ring) server_->StreamWrite(id, SseEvent("ring", body));
+    had_ring = true;
   }
 }
 
@@ -364,6 +435,7 @@ void ApiGateway::HandleWatch(const HttpRequest& request, const std::string& key,
   watch.via = runtime_->options().listen_addr;
   watch.key = key;
   watch.timeout_ms = options_.request_timeout_ms / 3;
+  watch.resume_hint = "from_version=";
   for (const auto& [name, value] : target.query) {
     if (name != "from_version") {
       return Error(id, 400, "invalid",
@@ -374,13 +446,14 @@ void ApiGateway::HandleWatch(const HttpRequest& request, const std::string& key,
   std::string from = request.last_event_id;
   if (from.empty()) from = target.Param("from_version").value_or("");
   if (!from.empty()) {
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(from.c_str(), &end, 10);
-    if (end == from.c_str() || *end != '\0') {
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(from.data(), from.data() + from.size(), v);
+    if (ec != std::errc() || end != from.data() + from.size()) {
       return Error(id, 400, "invalid",
                    "from_version must be a version number, not \"" + from + "\"");
     }
     watch.after_version = v;
+    watch.start = false;  // a resume, also after version 0 (the key was absent)
   }
   wire::Envelope probe;
   probe.mutable_watch()->set_key(key);
@@ -434,17 +507,25 @@ void ApiGateway::Tick() {
   for (const auto& [id, call] : calls_) {
     if (call.deadline_ms <= now) expired.push_back(id);
   }
+  for (const auto& [id, deadline] : ring_waiters_) {
+    if (deadline <= now) expired.push_back(id);
+  }
   for (uint64_t id : expired) {
-    LocalCall call = std::move(calls_[id]);
-    calls_.erase(id);
-    runtime_->CancelLocal(call.token);
+    if (auto it = calls_.find(id); it != calls_.end()) {
+      runtime_->CancelLocal(it->second.token);
+      calls_.erase(it);
+    }
+    ring_waiters_.erase(id);
     Error(id, 504, "timeout",
           "the ring did not answer within " + std::to_string(options_.request_timeout_ms / 1000) +
               " s; check that enough nodes are up (chordctl ring) and retry");
   }
+  server_->CloseStalledStreams(options_.max_stream_stall_ms);
   if (now - last_keep_alive_ms_ >= options_.keep_alive_ms) {
     last_keep_alive_ms_ = now;
-    for (uint64_t id : ring_followers_) server_->StreamWrite(id, ": keep-alive\n\n");
+    for (const auto& [id, had_ring] : ring_followers_) {
+      server_->StreamWrite(id, ": keep-alive\n\n");
+    }
     for (const auto& [id, watch] : watches_) server_->StreamWrite(id, ": keep-alive\n\n");
   }
 }

@@ -17,7 +17,6 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "node/http/http_server.h"
 #include "node/http/key_request.h"
@@ -41,7 +40,11 @@ class ApiGateway final : public HttpHandler, public LoopService {
     size_t max_watch_streams = 64;
     size_t max_event_streams = 256;
     uint64_t ring_poll_ms = 1'000;
-    uint64_t keep_alive_ms = 15'000;  // an SSE comment this often keeps proxies from closing
+    uint64_t keep_alive_ms = 15'000;        // an SSE comment this often keeps proxies from closing
+    uint64_t max_stream_stall_ms = 30'000;  // a stream whose client takes nothing this long
+    // The listener is on a loopback address: requests must name a loopback host (a web page
+    // that rebinds its own name to 127.0.0.1 must not reach the API).
+    bool loopback = true;
   };
 
   // Binds `addr` (`name` as the user wrote it) and starts serving on the runtime's loop.
@@ -81,6 +84,9 @@ class ApiGateway final : public HttpHandler, public LoopService {
   // A JSON error answer: {"error": sentence, "code": code}.
   void Error(uint64_t id, int status, const std::string& code, const std::string& sentence,
              const HttpHeaders& headers = {});
+  // Why a request from a browser page of another origin, or addressed to a non-loopback name
+  // of a loopback listener, is refused ("" when it is not).
+  std::string CrossSiteProblem(const HttpRequest& request) const;
   // "" when `sender` may make `request`, else the sentence it is refused with.
   static std::string Refusal(const Sender& sender, const wire::Envelope& request);
 
@@ -90,10 +96,12 @@ class ApiGateway final : public HttpHandler, public LoopService {
   LoopMailbox mailbox_;
   std::unique_ptr<RingFeed> ring_feed_;  // null without the API
   UvHandle<uv_timer_t> tick_;
-  std::unordered_map<uint64_t, LocalCall> calls_;  // by request id
-  std::unordered_set<uint64_t> ring_waiters_;      // GET /v1/ring waiting for a walk
-  std::unordered_set<uint64_t> ring_followers_;    // /v1/ring/events streams
-  std::string last_ring_;                          // the latest ring JSON
+  std::unordered_map<uint64_t, LocalCall> calls_;        // by request id
+  std::unordered_map<uint64_t, uint64_t> ring_waiters_;  // GET /v1/ring -> its deadline
+  // /v1/ring/events streams -> whether they have had a `ring` event of a walk since they came
+  // (the first is a fresh walk, never a remembered one).
+  std::unordered_map<uint64_t, bool> ring_followers_;
+  std::string last_ring_;  // the latest ring JSON
   // /v1/watch streams by request id; a stream whose client left stays until its thread ends.
   std::unordered_map<uint64_t, std::unique_ptr<WatchStream>> watches_;
   uint64_t last_keep_alive_ms_ = 0;

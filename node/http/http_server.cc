@@ -71,6 +71,7 @@ struct HttpServer::Impl {
 // One request that has not been answered (or whose stream has not ended).
 struct HttpServer::Exchange {
   h2o_req_t* req = nullptr;
+  uint64_t in_flight_since_ms = 0;       // when the chunk now in flight was handed to H2O
   Impl::Generator* generator = nullptr;  // set once streaming
   std::string sending;                   // handed to H2O, waiting for proceed
   std::string queued;                    // not handed over yet
@@ -205,7 +206,7 @@ Status HttpServer::Listen(const sockaddr_in& addr, const std::string& name) {
     if (ctx == nullptr)
       return Status::InvalidArgument("cannot create a TLS context: " + OpenSslError());
     impl_->ssl = ctx;
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);  // as between members
     if (SSL_CTX_use_certificate_chain_file(ctx, options_.tls.cert.c_str()) != 1) {
       return Status::InvalidArgument("cannot use the certificate " + options_.tls.cert +
                                      " for HTTPS: " + OpenSslError());
@@ -219,6 +220,10 @@ Status HttpServer::Listen(const sockaddr_in& addr, const std::string& name) {
       return Status::InvalidArgument("cannot use the CA " + options_.tls.ca +
                                      " for HTTPS: " + OpenSslError());
     }
+    // Identities come from the verify callback, which a resumed session skips: no resumption.
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+    SSL_CTX_set_num_tickets(ctx, 0);
     SSL_CTX_set_ex_data(ctx, ImplIndex(), impl_.get());
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, VerifyClient);
     h2o_ssl_register_alpn_protocols(ctx, h2o_http2_alpn_protocols);
@@ -227,6 +232,10 @@ Status HttpServer::Listen(const sockaddr_in& addr, const std::string& name) {
   h2o_config_init(&impl_->config);
   impl_->config.max_request_entity_size = options_.max_body_bytes;
   impl_->config.http1.req_timeout = options_.request_timeout_ms;
+  // HTTP/2 only over TLS (ALPN), never upgraded from cleartext, and few requests at once per
+  // connection: each may buffer a whole body before it is answered.
+  impl_->config.http1.upgrade_to_http2 = 0;
+  impl_->config.http2.max_concurrent_requests_per_connection = kMaxHttp2Requests;
   impl_->config.server_name = h2o_iovec_init(H2O_STRLIT("chord-node"));
   h2o_hostconf_t* host =
       h2o_config_register_host(&impl_->config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
@@ -237,6 +246,9 @@ Status HttpServer::Listen(const sockaddr_in& addr, const std::string& name) {
   handler->impl = impl_.get();
   h2o_context_init(&impl_->context, impl_->loop, &impl_->config);
   impl_->context_ready = true;
+  // The context's message queue is a libuv async handle (its first member, in H2O 2.2); it
+  // must not keep the loop running once every connection has closed.
+  uv_unref(reinterpret_cast<uv_handle_t*>(impl_->context.queue));
   impl_->accept.ctx = &impl_->context;
   impl_->accept.hosts = impl_->config.hosts;
   impl_->accept.ssl_ctx = impl_->ssl;
@@ -301,8 +313,20 @@ void HttpServer::OnConnectionClosed(const std::string& host) {
   if (connections_ > 0) --connections_;
   auto it = per_host_.find(host);
   if (it != per_host_.end() && --it->second == 0) per_host_.erase(it);
-  // Not from inside H2O's own closing of the socket: from a zero-delay timer.
-  if (closed_ && impl_->sockets.empty()) StartCloseTimer(0);
+  if (closed_ && impl_->sockets.empty()) ReleaseLoop();
+}
+
+void HttpServer::ReleaseLoop() {
+  if (!impl_->context_ready) return;
+  // H2O's timeouts are libuv timers that stay armed until they next fire (up to a request
+  // timeout away) even with nothing left to time: once no connection is left they must not
+  // keep the loop running either.
+  h2o_context_t& c = impl_->context;
+  for (h2o_timeout_t* t : {&c.zero_timeout, &c.one_sec_timeout, &c.hundred_ms_timeout,
+                           &c.handshake_timeout, &c.http1.req_timeout, &c.http2.idle_timeout,
+                           &c.http2.graceful_shutdown_timeout, &c.proxy.io_timeout}) {
+    uv_unref(reinterpret_cast<uv_handle_t*>(&t->_backend.timer));
+  }
 }
 
 void HttpServer::StartCloseTimer(uint64_t delay_ms) {
@@ -321,12 +345,41 @@ void HttpServer::StartCloseTimer(uint64_t delay_ms) {
 
 void HttpServer::OnCloseTimer() {
   close_timer_.Close();
-  if (impl_->sockets.empty()) return DisposeContext();
   // Connections H2O keeps open after the grace (idle keep-alive ones: H2O 2.2 closes those
-  // only at their request timeout) see the end of their input and are closed by H2O itself.
+  // only at their request timeout; streams whose client stopped reading) fail their next read
+  // or write and are closed by H2O itself.
   for (const auto& [sock, open] : impl_->sockets) {
     uv_os_fd_t fd;
-    if (uv_fileno(reinterpret_cast<uv_handle_t*>(open.tcp), &fd) == 0) ::shutdown(fd, SHUT_RD);
+    if (uv_fileno(reinterpret_cast<uv_handle_t*>(open.tcp), &fd) == 0) ::shutdown(fd, SHUT_RDWR);
+  }
+}
+
+void HttpServer::ShutDownConnectionOf(void* raw) {
+  auto* req = static_cast<h2o_req_t*>(raw);
+  if (req->conn->callbacks->get_socket == nullptr) return;
+  h2o_socket_t* sock = req->conn->callbacks->get_socket(req->conn);
+  auto it = impl_->sockets.find(sock);
+  if (it == impl_->sockets.end()) return;
+  uv_os_fd_t fd;
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(it->second.tcp), &fd) == 0) {
+    ::shutdown(fd, SHUT_RDWR);
+  }
+}
+
+void HttpServer::CloseStalledStreams(uint64_t max_stall_ms) {
+  const uint64_t now = uv_now(impl_->loop);
+  std::vector<uint64_t> stalled;
+  for (const auto& [id, ex] : exchanges_) {
+    if (ex->generator != nullptr && ex->in_flight && now - ex->in_flight_since_ms > max_stall_ms) {
+      stalled.push_back(id);
+    }
+  }
+  for (uint64_t id : stalled) {
+    auto it = exchanges_.find(id);
+    if (it == exchanges_.end()) continue;
+    h2o_req_t* req = it->second->req;
+    Forget(id, /*tell_handler=*/true);
+    ShutDownConnectionOf(req);
   }
 }
 
@@ -374,6 +427,8 @@ void HttpServer::OnH2oRequest(void* raw) {
   r.content_type = HeaderValue(req, H2O_TOKEN_CONTENT_TYPE);
   r.accept = HeaderValue(req, H2O_TOKEN_ACCEPT);
   r.last_event_id = HeaderValue(req, "last-event-id");
+  r.host.assign(req->authority.base, req->authority.len);
+  r.origin = HeaderValue(req, "origin");
   r.peer_host = PeerHost(req);
   if (impl_->ssl != nullptr) {
     h2o_socket_t* sock = req->conn->callbacks->get_socket == nullptr
@@ -412,6 +467,7 @@ bool HttpServer::StartStream(uint64_t id, const std::string& content_type,
   gen->impl = impl_.get();
   gen->id = id;
   ex.generator = gen;
+  ex.in_flight_since_ms = uv_now(impl_->loop);
   req->res.status = 200;
   req->res.reason = "OK";
   AddHeaders(req, content_type, headers);
@@ -426,9 +482,10 @@ void HttpServer::StreamWrite(uint64_t id, std::string chunk) {
   auto it = exchanges_.find(id);
   if (it == exchanges_.end() || it->second->generator == nullptr || it->second->ending) return;
   Exchange& ex = *it->second;
-  if (ex.queued.size() + chunk.size() > kMaxStreamBacklog) {
-    // The client does not read: end the stream rather than hold its backlog.
+  if (!ex.queued.empty() && ex.queued.size() + chunk.size() > kMaxStreamBacklog) {
+    // The client does not keep up: end the stream rather than hold its backlog.
     ex.queued.clear();
+    handler_->OnGone(id);
     StreamEnd(id);
     return;
   }
@@ -450,16 +507,16 @@ void HttpServer::Flush(Exchange& ex) {
   ex.sending = std::move(ex.queued);
   ex.queued.clear();
   ex.in_flight = true;
+  ex.in_flight_since_ms = uv_now(impl_->loop);
   h2o_iovec_t buf = h2o_iovec_init(ex.sending.data(), ex.sending.size());
   const bool final = ex.ending;
   h2o_req_t* req = ex.req;
   if (final) {
-    // After the final send H2O may dispose of the request at once: forget it first.
-    const uint64_t id = ex.generator->id;
-    std::string keep = std::move(ex.sending);
-    h2o_iovec_t last = h2o_iovec_init(keep.data(), keep.size());
-    exchanges_.erase(id);
-    h2o_send(req, &last, keep.empty() ? 0 : 1, H2O_SEND_STATE_FINAL);
+    // H2O reads the data after h2o_send returns (and may dispose of the request at once):
+    // the last chunk lives in the request's pool, and the exchange is forgotten first.
+    h2o_iovec_t last = h2o_strdup(&req->pool, ex.sending.data(), ex.sending.size());
+    exchanges_.erase(ex.generator->id);
+    h2o_send(req, &last, last.len == 0 ? 0 : 1, H2O_SEND_STATE_FINAL);
     return;
   }
   h2o_send(req, &buf, 1, H2O_SEND_STATE_IN_PROGRESS);
@@ -509,7 +566,11 @@ void HttpServer::Close() {
   // H2O closes idle keep-alive connections and those whose answer is done; the context goes
   // with the last of them.
   if (impl_->context_ready) h2o_context_request_shutdown(&impl_->context);
-  StartCloseTimer(impl_->sockets.empty() ? 0 : kCloseGraceMs);
+  if (impl_->sockets.empty()) {
+    ReleaseLoop();
+  } else {
+    StartCloseTimer(kCloseGraceMs);
+  }
 }
 
 }  // namespace chord

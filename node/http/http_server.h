@@ -45,6 +45,8 @@ struct HttpRequest {
   std::string content_type;
   std::string accept;
   std::string last_event_id;  // the Last-Event-ID header of an EventSource reconnect
+  std::string host;           // the Host header (or HTTP/2 :authority)
+  std::string origin;         // the Origin header a browser sends on cross-origin requests
   std::string peer_host;      // the client's address, without the port
   Sender sender;              // who the client proved to be (Sender{} without TLS)
 };
@@ -88,12 +90,17 @@ class HttpServer {
                const HttpHeaders& headers = {});
   // Starts a 200 answer of unknown length (chunked): false for an unknown id.
   bool StartStream(uint64_t id, const std::string& content_type, const HttpHeaders& headers = {});
-  // Appends to a started stream; what the client has not taken yet is buffered, and a stream
-  // with more than max_stream_backlog bytes waiting is ended (a client that does not read).
+  // Appends to a started stream; what the client has not taken yet is buffered. A client that
+  // falls kMaxStreamBacklog bytes behind (one chunk is always taken when nothing waits) has its
+  // stream ended, and the handler hears OnGone(id): an EventSource reconnects from the last
+  // event it got.
   void StreamWrite(uint64_t id, std::string chunk);
   // Ends a started stream once what is buffered has been sent.
   void StreamEnd(uint64_t id);
   bool Alive(uint64_t id) const { return exchanges_.count(id) > 0; }
+  // Closes the connections of streams whose client has taken nothing for `max_stall_ms`
+  // (H2O 2.2 has no write timeout); their handlers hear OnGone. Called periodically.
+  void CloseStalledStreams(uint64_t max_stall_ms);
 
   size_t connection_count() const { return connections_; }
   size_t open_requests() const { return exchanges_.size(); }
@@ -117,11 +124,16 @@ class HttpServer {
   void Flush(Exchange& ex);
   void Forget(uint64_t id, bool tell_handler);
   void DisposeContext();
-  // After Close(): the context is disposed once no connection is left; connections still
-  // open after kCloseGraceMs are made to end.
+  // After Close(), once no connection is left: H2O's own handles stop keeping the loop alive.
+  void ReleaseLoop();
+  // After Close(): connections still open after kCloseGraceMs are shut down (H2O then closes
+  // them); the context is disposed by the destructor, outside the loop's callbacks.
   void StartCloseTimer(uint64_t delay_ms);
   void OnCloseTimer();
+  // Shuts the socket of request `req` (an h2o_req_t) down both ways; H2O closes it.
+  void ShutDownConnectionOf(void* req);
   static constexpr uint64_t kCloseGraceMs = 300;
+  static constexpr size_t kMaxHttp2Requests = 8;
 
   HttpHandler* handler_;
   Options options_;

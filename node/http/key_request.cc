@@ -29,6 +29,32 @@ std::optional<bool> ParseFlag(const std::string& text) {
   return std::nullopt;
 }
 
+// Whether `body` is at most one JSON object with no object or array inside it (so that parsing
+// it costs one pass, whatever a caller sends): brackets are counted outside strings only.
+bool IsFlatJsonObject(const std::string& body) {
+  bool in_string = false;
+  bool escaped = false;
+  int objects = 0;
+  for (char c : body) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || (c == '{' && ++objects > 1)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 }  // namespace
@@ -186,7 +212,10 @@ std::optional<HttpProblem> ParseKeyRequest(const HttpRequest& request, const std
   }
   if (out->op != KeyRequest::Op::kPut) return std::nullopt;
   if (StartsWith(request.content_type, "application/json")) {
-    nlohmann::json doc = nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json doc =
+        IsFlatJsonObject(request.body)
+            ? nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false)
+            : nlohmann::json();
     if (doc.is_object() && doc.contains("value") && doc["value"].is_string()) {
       out->value = doc["value"].get<std::string>();
     } else if (doc.is_object() && doc.contains("value_base64") && doc["value_base64"].is_string()) {

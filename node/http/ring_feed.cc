@@ -46,12 +46,15 @@ void RingFeed::SetPolling(bool polling) {
   cv_.notify_one();
 }
 
+void RingFeed::RequestStop() {
+  stopping_ = true;
+  std::lock_guard<std::mutex> lock(mu_);
+  stop_ = true;
+  cv_.notify_one();
+}
+
 void RingFeed::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    cv_.notify_one();
-  }
+  RequestStop();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -65,7 +68,8 @@ void RingFeed::Run() {
       if (!walk_requested_ && !polling_) continue;
       walk_requested_ = false;
     }
-    Result<RingView> view = WalkRing(start_addr_, timeout_ms_);
+    Result<RingView> view = WalkRing(start_addr_, timeout_ms_, [this] { return stopping_.load(); });
+    if (stopping_) return;
     if (!view.ok()) {
       const std::string error = view.status().message();
       mailbox_->Post([this, error] { on_walk_(false, error, {}); });

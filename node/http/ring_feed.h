@@ -7,6 +7,7 @@
 #ifndef CHORD_NODE_HTTP_RING_FEED_H_
 #define CHORD_NODE_HTTP_RING_FEED_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -43,6 +44,9 @@ class RingFeed {
   void WalkNow();
   // Whether to keep walking every poll_ms (someone follows the events).
   void SetPolling(bool polling);
+  // Makes the walker stop at its next status call, without waiting for it (loop thread).
+  void RequestStop();
+  // RequestStop, then joins the walker.
   void Stop();
 
  private:
@@ -63,11 +67,12 @@ class RingFeed {
   WalkFn on_walk_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool walk_requested_ = false;       // guarded by mu_
-  bool polling_ = false;              // guarded by mu_
-  bool stop_ = false;                 // guarded by mu_
-  std::map<std::string, Seen> last_;  // walker thread only: id -> node, of the last walk
-  bool have_last_ = false;            // walker thread only
+  bool walk_requested_ = false;        // guarded by mu_
+  bool polling_ = false;               // guarded by mu_
+  bool stop_ = false;                  // guarded by mu_
+  std::atomic<bool> stopping_{false};  // read by the walk between status calls
+  std::map<std::string, Seen> last_;   // walker thread only: id -> node, of the last walk
+  bool have_last_ = false;             // walker thread only
   std::thread thread_;
 };
 

@@ -24,9 +24,11 @@ void WatchStream::Run() {
   follow.contacts = {options_.via};
   follow.key = options_.key;
   follow.after_version = options_.after_version;
+  follow.start = options_.start;
   follow.wait_ms = options_.wait_ms;
   follow.timeout_ms = options_.timeout_ms;
   follow.give_up_ms = options_.give_up_ms;
+  follow.resume_hint = options_.resume_hint;
   AnswerProblem end = FollowKey(
       follow,
       [this](const wire::WatchEvent& e) {

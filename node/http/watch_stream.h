@@ -29,10 +29,12 @@ class WatchStream {
   struct Options {
     std::string via;  // this node's address: lookups go through it
     std::string key;
-    uint64_t after_version = 0;  // 0: start with the key's current state
-    uint32_t wait_ms = 1'000;    // one long poll at the owner
+    uint64_t after_version = 0;
+    bool start = true;  // begin with the key's current state, not the changes after a version
+    uint32_t wait_ms = 1'000;  // one long poll at the owner
     uint64_t timeout_ms = 5'000;
     uint64_t give_up_ms = 30'000;
+    std::string resume_hint = "from_version=";  // for the give-up sentence
   };
 
   WatchStream(Options options, LoopMailbox* mailbox, EventFn on_event, EndFn on_end);

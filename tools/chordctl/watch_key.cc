@@ -39,6 +39,7 @@ int RunWatchKey(const CtlOptions& options, const std::string& key, const WatchKe
   follow.contacts = {options.node};
   follow.key = key;
   follow.after_version = watch.from_version;
+  follow.start = watch.from_version == 0;
   follow.wait_ms = watch.wait_ms;
   follow.timeout_ms = options.timeout_ms;
   follow.give_up_ms = watch.give_up_ms;

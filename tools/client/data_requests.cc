@@ -41,8 +41,16 @@ wire::Envelope DeleteEnvelope(const std::string& key, const DataOptions& options
   return request;
 }
 
+std::string ErrorAnswerSentence(const std::string& addr, const wire::ErrorResponse& error) {
+  const std::string& name = wire::Code_Name(error.code());  // "" if unknown
+  std::string msg = addr + " answered " + (name.empty() ? std::string("UNKNOWN") : name);
+  if (!error.error().empty()) msg += ": " + error.error();
+  return msg;
+}
+
 AnswerProblem DescribeDataAnswer(const std::string& node, const std::string& op,
-                                 const std::string& key, const wire::DataResponse& r) {
+                                 const std::string& key, const wire::DataResponse& r,
+                                 const std::string& other_node) {
   const std::string detail = r.error().empty() ? "" : " (" + r.error() + ")";
   switch (r.code()) {
     case wire::OK:
@@ -51,12 +59,18 @@ AnswerProblem DescribeDataAnswer(const std::string& node, const std::string& op,
       if (op == "delete") return {};
       return {AnswerKind::kNotFound, "key " + QuoteKey(key) + " not found"};
     case wire::CONFLICT: {
-      const std::string now = r.version() == 0 ? std::string("does not exist")
-                                               : "is at version " + std::to_string(r.version());
+      // The owner's own sentence names the version and what to do; without one, say it here.
+      if (!r.error().empty()) {
+        return {AnswerKind::kConflict, "the " + op + " of key " + QuoteKey(key) +
+                                           " was not applied: its condition did not hold (" +
+                                           r.error() + ")"};
+      }
+      const std::string now = r.version() == 0
+                                  ? std::string("does not exist")
+                                  : "is at version " + std::to_string(r.version());
       return {AnswerKind::kConflict,
               "the " + op + " of key " + QuoteKey(key) +
                   " was not applied: its condition did not hold (the key " + now +
-                  (r.error().empty() ? std::string() : "; " + r.error()) +
                   "); read the key again and retry with its current version"};
     }
     case wire::INVALID:
@@ -67,8 +81,7 @@ AnswerProblem DescribeDataAnswer(const std::string& node, const std::string& op,
                                             QuoteKey(key) + " to its owner" + detail +
                                             "; the ring may still be settling, retry shortly"};
     case wire::SHUTTING_DOWN:
-      return {AnswerKind::kUnavailable,
-              node + " is leaving the ring" + detail + "; use another node"};
+      return {AnswerKind::kUnavailable, node + " is leaving the ring" + detail + "; " + other_node};
     default:
       return {AnswerKind::kUnavailable,
               "the ring could not complete the " + op + " of key " + QuoteKey(key) + " in time" +

@@ -37,9 +37,14 @@ struct AnswerProblem {
 };
 
 // What the answer `r` of node `node` to operation `op` ("get", "put", "delete") of `key`
-// means. A delete of a missing key is kOk (the ring is as asked).
+// means. A delete of a missing key is kOk (the ring is as asked). `other_node` says how to
+// use another node (chordctl: "use another node with --node").
 AnswerProblem DescribeDataAnswer(const std::string& node, const std::string& op,
-                                 const std::string& key, const wire::DataResponse& r);
+                                 const std::string& key, const wire::DataResponse& r,
+                                 const std::string& other_node = "use another node with --node");
+
+// "ADDR answered FORBIDDEN: why": a node's ErrorResponse as the clients report it.
+std::string ErrorAnswerSentence(const std::string& addr, const wire::ErrorResponse& error);
 
 // {"key","code","version","acks","required"} (+ "value" when with_value, "expires_unix_ms").
 nlohmann::json DataJson(const std::string& key, const wire::DataResponse& r, bool with_value);

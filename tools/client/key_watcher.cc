@@ -39,7 +39,7 @@ AnswerProblem FollowKey(const KeyWatchOptions& options,
   std::string owner;  // the node to poll; empty: look it up first
   std::unique_ptr<ChordClient> client;
   uint64_t after = options.after_version;
-  bool start = after == 0;
+  bool start = options.start;
   int hints_in_a_row = 0;
   std::string last_problem = "none yet";
   auto last_answer = SteadyClock::now();
@@ -48,8 +48,8 @@ AnswerProblem FollowKey(const KeyWatchOptions& options,
       return {AnswerKind::kUnavailable,
               "no node of the ring answered the watch of key " + QuoteKey(key) + " for " +
                   std::to_string(options.give_up_ms / 1000) + " s (last problem: " + last_problem +
-                  "); check the ring with chordctl ring and watch again from version " +
-                  std::to_string(after)};
+                  "); check the ring with chordctl ring and watch again with " +
+                  options.resume_hint + std::to_string(after)};
     }
     if (owner.empty()) {
       ChordClient lookup(contacts[next_contact++ % contacts.size()], options.timeout_ms);

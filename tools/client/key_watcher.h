@@ -19,10 +19,16 @@ namespace chord {
 struct KeyWatchOptions {
   std::vector<std::string> contacts;  // nodes to look the owner up through (at least one)
   std::string key;
-  uint64_t after_version = 0;  // 0: start with the key's current state
-  uint32_t wait_ms = 10'000;   // one long poll at the owner
+  uint64_t after_version = 0;
+  // Start with the key's current state (a `current` event) instead of the changes after
+  // after_version. A resume after version 0 (the key was absent) sets after_version 0 and
+  // start false.
+  bool start = true;
+  uint32_t wait_ms = 10'000;  // one long poll at the owner
   uint64_t timeout_ms = 5'000;
   uint64_t give_up_ms = 60'000;  // no node answered for this long: end
+  // How the user resumes from a version, for the give-up sentence (the version follows).
+  std::string resume_hint = "--from-version ";
 };
 
 // Calls `on_event` for every event, in order, until it returns false or `keep_going` does

@@ -80,7 +80,8 @@ std::string DescribeNode(const std::string& addr, const Id& id) {
   return addr + " [" + id.ShortHex(12) + "]";
 }
 
-Result<RingView> WalkRing(const std::string& start_addr, uint64_t timeout_ms) {
+Result<RingView> WalkRing(const std::string& start_addr, uint64_t timeout_ms,
+                          const std::function<bool()>& cancelled) {
   Result<RingNode> start = AskStatus(start_addr, timeout_ms);
   if (!start.ok()) return start.status();
 
@@ -92,6 +93,7 @@ Result<RingView> WalkRing(const std::string& start_addr, uint64_t timeout_ms) {
   met.emplace(current.id, current);
 
   for (int step = 0; step < kMaxRingWalkSteps; ++step) {
+    if (cancelled && cancelled()) return Status::Unavailable("the ring walk was cancelled");
     const auto& successors = current.status.successors();
     std::optional<RingNode> next;
     bool closed = false;
@@ -143,6 +145,7 @@ Result<RingView> WalkRing(const std::string& start_addr, uint64_t timeout_ms) {
   for (auto& [id, node] : met) view.nodes.push_back(std::move(node));
   CheckRingPointers(&view);
   if (walk_problem) view.consistent = false;
+  if (cancelled && cancelled()) return Status::Unavailable("the ring walk was cancelled");
   FindOutsiders(&view, timeout_ms);
   return view;
 }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,10 @@ struct RingView {
 // (StatusResponse.known_members) that it did not meet, a few at a time: those that answer as
 // joined members are `outside`. Each status call is bounded by `timeout_ms`, the walk by
 // kMaxRingWalkSteps nodes and the members asked by kMaxOutsideProbes. Fails only when the
-// start node itself cannot be asked.
-Result<RingView> WalkRing(const std::string& start_addr, uint64_t timeout_ms);
+// start node itself cannot be asked. `cancelled`, when given, is asked before every status call:
+// once it returns true the walk ends with Unavailable.
+Result<RingView> WalkRing(const std::string& start_addr, uint64_t timeout_ms,
+                          const std::function<bool()>& cancelled = {});
 
 // Recomputes view->consistent from view->nodes (which must be sorted by id) and appends a
 // problem for every pointer that disagrees with the ring order. Problems already in the view
