@@ -529,7 +529,6 @@ class KeysTest(RingCase):
         self.assertIsNone(self.c1.get_record(key2).expires_unix_ms)
         self.assertNotIn("expires_unix_ms", self.c1.get_json(key2))
 
-    @unittest.expectedFailure  # the node's put answer carries no expiry yet (chordctl put --json neither)
     def test_put_answer_names_the_expiry(self):
         put = self.c0.put(unique("ttl-answer"), "v", ttl="30s")
         self.assertEqual(put.get("expires_unix_ms"), (put["version"] >> 16) + 30_000)
