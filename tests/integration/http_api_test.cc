@@ -898,7 +898,8 @@ TEST_F(HttpApiTest, SigtermWithOpenStreamsExitsPromptly) {
   // A keep-alive connection that made one request and stays open, idle.
   const int idle = ConnectLoopback(port);
   ASSERT_GE(idle, 0);
-  ASSERT_TRUE(SendAll(idle, "GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(SendAll(
+      idle, "GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n\r\n"));
   const ReadOutcome answered = ReadUntilClosed(idle, milliseconds(1000));
   EXPECT_FALSE(answered.closed) << "the server closed a keep-alive connection";
   EXPECT_EQ(answered.data.rfind("HTTP/1.1 200", 0), 0u) << answered.data.substr(0, 200);
