@@ -33,7 +33,7 @@ std::string RecordStore::RecordProblem(const wire::Record& rec) const {
 }
 
 Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool* stored,
-                                 wire::Record* kept, const ChangeLink& link) {
+                                 wire::Record* kept, const ChangeLink& link, bool new_version) {
   if (stored != nullptr) *stored = false;
   if (std::string problem = RecordProblem(rec); !problem.empty()) {
     return Status::InvalidArgument(std::move(problem));
@@ -43,7 +43,9 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
   Status s = store_->Get(key_id, rec.key(), &old);
   if (s.ok()) {
     // Last writer wins, with a tie-break every node applies alike.
-    if (!RecordNewer(rec, old)) {
+    const bool same_version_other_writer =
+        new_version && old.version() == rec.version() && old.writer() != rec.writer();
+    if (!RecordNewer(rec, old) || same_version_other_writer) {
       if (kept != nullptr) *kept = std::move(old);
       return Status::Ok();
     }

@@ -51,10 +51,14 @@ class RecordStore {
   // Stores `rec` unless the record already there outranks it; then `*stored` is false and
   // `*kept` (if given) is that record. InvalidArgument, storing nothing, when RecordProblem
   // finds something wrong with it. A stored change of a watched key goes to the WatchLog
-  // with `link` (how it follows the version before it).
+  // with `link` (how it follows the version before it). `new_version` (an owner taking a new
+  // write): a record already there at the same version from another writer outranks it too,
+  // so that the write is stamped again above it instead of replacing a version that watchers
+  // and readers may have seen.
   [[nodiscard]] Status StoreIfNewer(const Id& key_id, const wire::Record& rec,
                                     bool* stored = nullptr, wire::Record* kept = nullptr,
-                                    const ChangeLink& link = ChangeLink{});
+                                    const ChangeLink& link = ChangeLink{},
+                                    bool new_version = false);
   // Erases each stamped record that is still at the stamped version (and, with
   // `tombstones_only`, still a tombstone), in one batch. Returns how many were erased.
   [[nodiscard]] Result<uint64_t> EraseIfUnchanged(const std::vector<RecordStamp>& stamps,

@@ -38,7 +38,11 @@ void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef reques
   wire::Record kept;
   // Watchers see this change once the replica set has answered (Answer publishes it).
   const ChangeLink link{ChangeLink::Kind::kLocal, 0, /*published=*/false};
-  if (Status s = ctx_.records.StoreIfNewer(key_id, w.record, &stored, &kept, link); !s.ok()) {
+  // Another coordinator may have stamped a write of this key with the same version (its clock
+  // had not seen this one's): the later write is stamped again rather than replacing it.
+  if (Status s = ctx_.records.StoreIfNewer(key_id, w.record, &stored, &kept, link,
+                                           /*new_version=*/true);
+      !s.ok()) {
     if (s.code() == Status::Code::kInvalidArgument) return Fail(id, wire::INVALID, s.message());
     return Fail(id, wire::UNAVAILABLE, "the owner could not store the key: " + s.message());
   }

@@ -35,7 +35,7 @@ _RECONNECT_FIRST_S = 0.2
 _RECONNECT_MAX_S = 5.0
 _DEFAULT_RETRIES = 5
 # A stream that sends nothing for this long is taken as dropped (the node sends a keep-alive
-# comment every 15 s).
+# comment every 2 s).
 _DEFAULT_IDLE_TIMEOUT_S = 45.0
 
 
