@@ -151,6 +151,57 @@ bool PollUntil(const std::function<bool()>& done, milliseconds timeout, millisec
 
 // --- processes ------------------------------------------------------------------------------
 
+HeldPort HoldFreePort() {
+  HeldPort held;
+  held.fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (held.fd < 0) {
+    ADD_FAILURE() << "socket: " << std::strerror(errno);
+    return held;
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (::bind(held.fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(held.fd, 1) != 0 ||
+      ::getsockname(held.fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ADD_FAILURE() << "could not hold a free port on 127.0.0.1: " << std::strerror(errno);
+    ::close(held.fd);
+    held.fd = -1;
+    return held;
+  }
+  held.port = ntohs(addr.sin_port);
+  return held;
+}
+
+bool RunCertsScript(std::vector<std::string> args, const std::string& scratch_dir) {
+  args.insert(args.begin(), {"/bin/bash", std::string(CHORD_SOURCE_DIR) + "/scripts/certs.sh"});
+  const CommandResult r = RunCommand(args, scratch_dir, milliseconds(30000));
+  EXPECT_EQ(r.exit_code, 0) << "certs.sh failed: " << r.err;
+  return r.exit_code == 0;
+}
+
+bool UseClientTls(const std::string& dir, const std::string& base) {
+  const std::string cert = dir + "/" + base + ".pem";
+  const std::string key = dir + "/" + base + ".key";
+  const std::string ca = dir + "/ca.pem";
+  auto ctx = TlsContext::Create(TlsFiles{cert, key, ca});
+  EXPECT_TRUE(ctx.ok()) << ctx.status().message();
+  if (!ctx.ok()) return false;
+  ChordClient::UseTls(std::shared_ptr<const TlsContext>(std::move(ctx).value()));
+  ::setenv("CHORD_TLS_CERT", cert.c_str(), 1);
+  ::setenv("CHORD_TLS_KEY", key.c_str(), 1);
+  ::setenv("CHORD_TLS_CA", ca.c_str(), 1);
+  return true;
+}
+
+void ClearClientTls() {
+  ChordClient::UseTls(nullptr);
+  ::unsetenv("CHORD_TLS_CERT");
+  ::unsetenv("CHORD_TLS_KEY");
+  ::unsetenv("CHORD_TLS_CA");
+}
+
 int PickFreePort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {

@@ -73,6 +73,13 @@ bool PollUntil(const std::function<bool()>& done, milliseconds timeout,
 
 // A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read, closed).
 int PickFreePort();
+// A listening socket on a free 127.0.0.1 port, held so that a node asked to bind it fails.
+// fd < 0 (with a gtest failure) when none could be made; the caller closes fd.
+struct HeldPort {
+  int fd = -1;
+  int port = 0;
+};
+HeldPort HoldFreePort();
 // A blocking TCP socket connected to 127.0.0.1:port, for raw-protocol tests; -1 on failure.
 // The caller closes it.
 int ConnectLoopback(int port);
@@ -88,6 +95,14 @@ struct CommandResult {
 // `scratch_dir`; stdin comes from `stdin_path` or /dev/null. Killed by PID after `timeout`.
 CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& scratch_dir,
                          milliseconds timeout, const std::string& stdin_path = "");
+
+// scripts/certs.sh with `args` (e.g. {"ca", DIR}); adds a gtest failure when it fails.
+bool RunCertsScript(std::vector<std::string> args, const std::string& scratch_dir);
+// Makes this process's ChordClients and the chordctl it runs (CHORD_TLS_* variables) speak
+// as the client certificate DIR/BASE.pem (key DIR/BASE.key, CA DIR/ca.pem); false, with a
+// gtest failure, when it cannot be loaded. ClearClientTls undoes both.
+bool UseClientTls(const std::string& dir, const std::string& base);
+void ClearClientTls();
 
 // One chord-node process. Its stdout and stderr go to `log_path`.
 class NodeProcess {

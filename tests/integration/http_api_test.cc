@@ -734,26 +734,14 @@ class HttpApiTlsTest : public HttpApiTest {
     for (const char* role : {"read", "write", "admin"}) {
       ASSERT_TRUE(Certs({"client", certs_, role, "--role", role}));
     }
-    auto ctx = TlsContext::Create(
-        TlsFiles{certs_ + "/client-admin.pem", certs_ + "/client-admin.key", certs_ + "/ca.pem"});
-    ASSERT_TRUE(ctx.ok()) << ctx.status().message();
-    ChordClient::UseTls(std::shared_ptr<const TlsContext>(std::move(ctx).value()));
-    ::setenv("CHORD_TLS_CERT", (certs_ + "/client-admin.pem").c_str(), 1);
-    ::setenv("CHORD_TLS_KEY", (certs_ + "/client-admin.key").c_str(), 1);
-    ::setenv("CHORD_TLS_CA", (certs_ + "/ca.pem").c_str(), 1);
+    ASSERT_TRUE(UseClientTls(certs_, "client-admin"));
   }
   void TearDown() override {
-    ChordClient::UseTls(nullptr);
-    ::unsetenv("CHORD_TLS_CERT");
-    ::unsetenv("CHORD_TLS_KEY");
-    ::unsetenv("CHORD_TLS_CA");
+    ClearClientTls();
     HttpApiTest::TearDown();
   }
   bool Certs(std::vector<std::string> args) {
-    args.insert(args.begin(), {"/bin/bash", std::string(CHORD_SOURCE_DIR) + "/scripts/certs.sh"});
-    const CommandResult r = RunCommand(args, cluster().dir(), milliseconds(30000));
-    EXPECT_EQ(r.exit_code, 0) << "certs.sh failed: " << r.err;
-    return r.exit_code == 0;
+    return RunCertsScript(std::move(args), cluster().dir());
   }
   // A node with its member certificate and --http-listen.
   NodeProcess* StartTlsNode(int http_port) {
@@ -856,20 +844,13 @@ TEST_F(HttpApiTlsTest, HttpsNeedsAClientCertificateAndItsRole) {
 
 TEST_F(HttpApiTest, AddressInUseAndUnprotectedAddressAreRefusedAtStart) {
   // Hold a port, then ask a node to serve the API on it: exit 1, one sentence naming it.
-  const int held = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(held, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(held, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(::listen(held, 1), 0);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(::getsockname(held, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const std::string http_addr = LocalAddr(ntohs(addr.sin_port));
+  const HeldPort held = HoldFreePort();
+  ASSERT_GE(held.fd, 0);
+  const std::string http_addr = LocalAddr(held.port);
   const CommandResult r = RunCommand({CHORD_NODE_BIN, "--listen", LocalAddr(PickFreePort()),
                                       "--memory", "--http-listen", http_addr},
                                      cluster().dir(), milliseconds(15000));
-  ::close(held);
+  ::close(held.fd);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   std::string err = r.err;
   while (!err.empty() && err.back() == '\n') err.pop_back();

@@ -425,23 +425,15 @@ TEST_F(MetricsTest, SlowAndIdleConnectionsTimeOut) {
 
 TEST_F(MetricsTest, MetricsAddressInUseIsOneSentenceAndExitOne) {
   // Hold a port, then ask a node to serve metrics on it.
-  const int held = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(held, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ASSERT_EQ(::bind(held, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
-  ASSERT_EQ(::listen(held, 1), 0);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(::getsockname(held, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const std::string metrics_addr = LocalAddr(ntohs(addr.sin_port));
+  const HeldPort held = HoldFreePort();
+  ASSERT_GE(held.fd, 0);
+  const std::string metrics_addr = LocalAddr(held.port);
 
   const std::vector<std::string> argv = {
       CHORD_NODE_BIN, "--listen",         LocalAddr(PickFreePort()),
       "--memory",     "--metrics-listen", metrics_addr};
   const CommandResult r = RunCommand(argv, cluster().dir(), milliseconds(10000));
-  ::close(held);
+  ::close(held.fd);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   // The last stderr line is the one sentence (log lines may come before it).
   std::string err = r.err;

@@ -55,32 +55,22 @@ class SecurityTest : public ClusterTest {
     ASSERT_TRUE(Certs({"client", other_, "admin", "--role", "admin"}));
     admin_ = Context(certs_, "client-admin");
     ASSERT_NE(admin_, nullptr);
-    ChordClient::UseTls(admin_);
-    // chordctl, run by the fixture, is an admin too.
-    ::setenv("CHORD_TLS_CERT", (certs_ + "/client-admin.pem").c_str(), 1);
-    ::setenv("CHORD_TLS_KEY", (certs_ + "/client-admin.key").c_str(), 1);
-    ::setenv("CHORD_TLS_CA", (certs_ + "/ca.pem").c_str(), 1);
+    // The test's clients, and the chordctl the fixture runs, are admins.
+    ASSERT_TRUE(UseClientTls(certs_, "client-admin"));
   }
   void TearDown() override {
-    ChordClient::UseTls(nullptr);
-    ::unsetenv("CHORD_TLS_CERT");
-    ::unsetenv("CHORD_TLS_KEY");
-    ::unsetenv("CHORD_TLS_CA");
+    ClearClientTls();
     ClusterTest::TearDown();
   }
 
   bool Certs(std::vector<std::string> args) {
-    args.insert(args.begin(), {"/bin/bash", std::string(CHORD_SOURCE_DIR) + "/scripts/certs.sh"});
-    const CommandResult r = RunCommand(args, cluster().dir(), milliseconds(30000));
-    EXPECT_EQ(r.exit_code, 0) << "certs.sh failed: " << r.err;
-    return r.exit_code == 0;
+    return RunCertsScript(std::move(args), cluster().dir());
   }
   // The TLS context of DIR/BASE.pem and .key with DIR's CA.
   static std::shared_ptr<const TlsContext> Context(const std::string& dir,
                                                    const std::string& base) {
-    auto ctx =
-        TlsContext::Create(TlsFiles{dir + "/" + base + ".pem", dir + "/" + base + ".key",
-                                    dir + "/ca.pem"});
+    auto ctx = TlsContext::Create(
+        TlsFiles{dir + "/" + base + ".pem", dir + "/" + base + ".key", dir + "/ca.pem"});
     EXPECT_TRUE(ctx.ok()) << ctx.status().message();
     if (!ctx.ok()) return nullptr;
     return std::shared_ptr<const TlsContext>(std::move(ctx).value());
@@ -95,8 +85,9 @@ class SecurityTest : public ClusterTest {
     const std::string d = dir.empty() ? certs_ : dir;
     EXPECT_TRUE(Certs({"member", d, LocalAddr(port)}));
     NodeOptions o = WithReplicas(FastNodes(), 3);
-    o.extra_args = {"--tls-cert", d + "/" + MemberBase(port) + ".pem", "--tls-key",
-                    d + "/" + MemberBase(port) + ".key", "--tls-ca", d + "/ca.pem"};
+    o.extra_args = {"--tls-cert", d + "/" + MemberBase(port) + ".pem",
+                    "--tls-key",  d + "/" + MemberBase(port) + ".key",
+                    "--tls-ca",   d + "/ca.pem"};
     return o;
   }
   // n TLS nodes, the first alone, the others joining through it; their addresses.
@@ -321,8 +312,8 @@ TEST_F(SecurityTest, ANodeWithAnotherClustersCertificateCannotJoin) {
   const int port = PickFreePort();
   NodeProcess stranger(port, cluster().dir() + "/stranger.log");
   NodeOptions o = TlsNode(port, other_);
-  std::vector<std::string> args = {"--listen", LocalAddr(port), "--join", addrs[0], "--memory",
-                                   "--stabilize-ms", "200"};
+  std::vector<std::string> args = {"--listen", LocalAddr(port),  "--join", addrs[0],
+                                   "--memory", "--stabilize-ms", "200"};
   args.insert(args.end(), o.extra_args.begin(), o.extra_args.end());
   ASSERT_TRUE(stranger.Start(args));
   std::this_thread::sleep_for(milliseconds(3000));
@@ -336,11 +327,11 @@ TEST_F(SecurityTest, ANodeRefusesACertificateThatIsNotItsOwn) {
   const int port = PickFreePort();
   const int other_port = PickFreePort();
   ASSERT_TRUE(Certs({"member", certs_, LocalAddr(other_port)}));
-  const CommandResult r = RunCommand(
-      {CHORD_NODE_BIN, "--listen", LocalAddr(port), "--memory", "--tls-cert",
-       certs_ + "/" + MemberBase(other_port) + ".pem", "--tls-key",
-       certs_ + "/" + MemberBase(other_port) + ".key", "--tls-ca", certs_ + "/ca.pem"},
-      cluster().dir(), milliseconds(10000));
+  const CommandResult r =
+      RunCommand({CHORD_NODE_BIN, "--listen", LocalAddr(port), "--memory", "--tls-cert",
+                  certs_ + "/" + MemberBase(other_port) + ".pem", "--tls-key",
+                  certs_ + "/" + MemberBase(other_port) + ".key", "--tls-ca", certs_ + "/ca.pem"},
+                 cluster().dir(), milliseconds(10000));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("is not a member certificate for " + LocalAddr(port)), std::string::npos)
       << r.err;

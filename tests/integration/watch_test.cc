@@ -137,9 +137,9 @@ TEST_F(WatchTest, PrintsEveryChangeInOrderAndResumesFromAVersion) {
   EXPECT_EQ(watcher.Lines(), expected);
 
   // From a version on: the changes after it, then --count ends the watch.
-  CommandResult resumed = cluster().Chordctl(
-      {"--node", addrs[2], "watch-key", "colour", "--from-version", std::to_string(v2->version()),
-       "--count", "3"});
+  CommandResult resumed =
+      cluster().Chordctl({"--node", addrs[2], "watch-key", "colour", "--from-version",
+                          std::to_string(v2->version()), "--count", "3"});
   EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_EQ(resumed.out, expected[2] + "\n" + expected[3] + "\n" + expected[4] + "\n");
 
