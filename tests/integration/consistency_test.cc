@@ -98,7 +98,16 @@ TEST_F(ConsistencyTest, AQuorumReadRepairsAStaleReplica) {
   const std::string owner = holders[0].addr;
   const std::string stale = holders[1].addr;
   ChordClient client(owner, 20000);
-  ASSERT_TRUE(IsOk(client.Put(key, "old", DataOptions{wire::CONSISTENCY_ALL})));
+  // A ring that has just formed may not have filled the owner's successor list yet (the
+  // pointers agree a round before the lists do): `all` needs every replica, so ask again.
+  Result<wire::DataResponse> first = Status::Unavailable("not tried");
+  PollUntil(
+      [&] {
+        first = client.Put(key, "old", DataOptions{wire::CONSISTENCY_ALL});
+        return IsOk(first);
+      },
+      milliseconds(10000), milliseconds(200));
+  ASSERT_TRUE(IsOk(first)) << Describe(first);
 
   // Stopped during the write, and long enough that the copy queued for it is past its
   // deadline when it runs again (refused then): it keeps "old".
