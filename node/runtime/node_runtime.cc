@@ -17,6 +17,7 @@
 #include "node/runtime/tcp_connection.h"
 #include "node/runtime/tcp_listener.h"
 #include "node/runtime/timer_queue.h"
+#include "node/runtime/write_gather.h"
 #include "node/storage/memory_store.h"
 #include "protocol/ring_address.h"
 #include "spdlog/spdlog.h"
@@ -55,7 +56,8 @@ const char* SignalName(int signum) {
 
 TcpConnection::Options MakeConnectionOptions(const RuntimeOptions& options, const TlsContext* tls,
                                              ByteBudget* input, ByteBudget* output,
-                                             ByteBudget* member_input, ByteBudget* member_output) {
+                                             ByteBudget* member_input, ByteBudget* member_output,
+                                             WriteGather* gather) {
   TcpConnection::Options out;
   out.max_frame_bytes = options.max_frame_bytes;
   out.client_max_frame_bytes = options.client_max_frame_bytes;
@@ -65,6 +67,7 @@ TcpConnection::Options MakeConnectionOptions(const RuntimeOptions& options, cons
   out.output_budget = output;
   out.member_input_budget = member_input;
   out.member_output_budget = member_output;
+  out.gather = gather;
   return out;
 }
 
@@ -142,6 +145,9 @@ Status NodeRuntime::Start() {
 
   timers_ = std::make_unique<TimerQueue>();
   Status s = timers_->Init(loop_.get());
+  if (!s.ok()) return s;
+  gather_ = std::make_unique<WriteGather>();
+  s = gather_->Start(loop_.get());
   if (!s.ok()) return s;
 
   auto listener = TcpListener::Listen(
@@ -330,6 +336,7 @@ void NodeRuntime::Stop() {
   outbound_.clear();
   for (auto& [addr, out] : outbound) out.conn->Close();
   if (timers_ != nullptr) timers_->Close();
+  if (gather_ != nullptr) gather_->Close();
 }
 
 void NodeRuntime::Shutdown() {
@@ -426,7 +433,7 @@ void NodeRuntime::SendRequest(size_t i, const std::string& ring_addr, wire::Enve
     TcpConnection* conn = TcpConnection::Connect(
         loop_.get(), *sockaddr, addr, next_connection_id_++,
         MakeConnectionOptions(options_, tls_.get(), &input_budget_, &output_budget_,
-                              &member_input_budget_, &member_output_budget_),
+                              &member_input_budget_, &member_output_budget_, gather_.get()),
         &error);
     if (conn == nullptr) {
       Log(LogLevel::kDebug, "cannot connect to " + addr + ": " + error);
@@ -512,7 +519,7 @@ void NodeRuntime::OnAccept(uv_stream_t* server) {
   TcpConnection* conn = TcpConnection::Accept(
       server, next_connection_id_++,
       MakeConnectionOptions(options_, tls_.get(), &input_budget_, &output_budget_,
-                            &member_input_budget_, &member_output_budget_),
+                            &member_input_budget_, &member_output_budget_, gather_.get()),
       &error);
   if (conn == nullptr) {
     Log(LogLevel::kWarn, error);

@@ -45,6 +45,7 @@ namespace chord {
 class LoopService;
 class SignalWatcher;
 class TcpConnection;
+class WriteGather;
 class TcpListener;
 class TimerQueue;
 
@@ -210,6 +211,7 @@ class NodeRuntime final {
   Status loop_status_;
 
   std::unique_ptr<TimerQueue> timers_;
+  std::unique_ptr<WriteGather> gather_;  // flushes the connections' frames once per loop turn
   std::unique_ptr<SignalWatcher> signals_;
   TcpListener* listener_ = nullptr;  // deletes itself once closed
   std::vector<std::unique_ptr<LoopService>> services_;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "node/runtime/net_address.h"
+#include "node/runtime/write_gather.h"
 
 namespace chord {
 
@@ -122,11 +123,48 @@ bool TcpConnection::Write(std::string frame) {
 }
 
 void TcpConnection::Send(std::string frame) {
-  if (!tls_) return StartWrite(std::move(frame));
+  if (options_.gather != nullptr) {
+    if (gathered_.empty()) {
+      gathered_ = std::move(frame);
+    } else {
+      gathered_.append(frame);
+    }
+    if (!in_gather_) {
+      in_gather_ = true;
+      options_.gather->Add(this);
+    }
+    return;
+  }
+  if (!tls_) return StartWrite(frame);
   std::string cipher;
   Status s = tls_->Send(frame, &cipher);
   if (!s.ok()) return Close(s);
-  if (!cipher.empty()) StartWrite(std::move(cipher));
+  if (!cipher.empty()) StartWrite(cipher);
+}
+
+void TcpConnection::Flush() {
+  in_gather_ = false;
+  if (closing_ || gathered_.empty()) return;
+  // Taken out first: a failing write closes the connection, and Close flushes what is left.
+  std::string data = std::move(gathered_);
+  gathered_.clear();
+  if (!tls_) {
+    StartWrite(data);
+  } else {
+    std::string cipher;
+    Status s = tls_->Send(data, &cipher);
+    if (!s.ok()) return Close(s);
+    if (!cipher.empty()) StartWrite(cipher);
+  }
+  if (!closing_ && gathered_.empty()) {
+    data.clear();
+    gathered_ = std::move(data);  // its capacity serves the next turn
+  }
+}
+
+void TcpConnection::LeaveGather() {
+  if (in_gather_ && options_.gather != nullptr) options_.gather->Remove(this);
+  in_gather_ = false;
 }
 
 void TcpConnection::UseMemberBudgets() {
@@ -148,8 +186,14 @@ void TcpConnection::ReleaseBudgets() {
 
 void TcpConnection::Close(const Status& why) {
   if (closing_) return;
+  // What this turn gathered goes out as it would have without gathering: as far as the socket
+  // takes it at once (a reply followed by a close, say); the rest is dropped with the socket.
+  if (connected_ && !gathered_.empty()) Flush();
+  if (closing_) return;  // the flush failed and closed the connection
+  LeaveGather();
   closing_ = true;
   pending_.clear();
+  gathered_.clear();
   ReleaseBudgets();
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &TcpConnection::OnClosed);
   // on_frame_ is left in place (it may be the caller) but is never called again.
@@ -159,8 +203,10 @@ void TcpConnection::Close(const Status& why) {
 void TcpConnection::Abort(const Status& why) {
   if (closing_) return;
   if (connected_) {
+    LeaveGather();
     closing_ = true;
     pending_.clear();
+    gathered_.clear();
     ReleaseBudgets();
     // A reset instead of a FIN: unsent bytes go with it. Falls back to a plain close where
     // the socket cannot be reset (it is already closing).
@@ -174,6 +220,7 @@ void TcpConnection::Abort(const Status& why) {
 }
 
 void TcpConnection::Discard() {
+  LeaveGather();
   closing_ = true;
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &TcpConnection::OnClosed);
 }
@@ -188,14 +235,26 @@ bool TcpConnection::StartReading(std::string* error) {
   return true;
 }
 
-void TcpConnection::StartWrite(std::string data) {
+void TcpConnection::StartWrite(std::string_view data) {
+  if (queued_bytes_ == 0) {
+    // Nothing of ours is queued in libuv: write what the socket takes now, without a request.
+    const uv_buf_t now =
+        uv_buf_init(const_cast<char*>(data.data()), static_cast<unsigned>(data.size()));
+    const int rc = uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &now, 1);
+    if (rc >= 0) {
+      data.remove_prefix(static_cast<size_t>(rc));
+      if (data.empty()) return;
+    } else if (rc != UV_EAGAIN) {
+      return Close(Status::IoError(UvError("cannot write", rc)));
+    }
+  }
   if (output_budget_ != nullptr && !output_budget_->Charge(data.size())) {
     return Close(Status::Aborted("the node already holds " +
                                  std::to_string(output_budget_->used()) +
                                  " bytes of unsent output for slow readers; dropping this one"));
   }
   queued_bytes_ += data.size();
-  auto* write = new WriteRequest{{}, this, std::move(data)};
+  auto* write = new WriteRequest{{}, this, std::string(data)};
   write->req.data = write;
   uv_buf_t buf = uv_buf_init(write->data.data(), static_cast<unsigned>(write->data.size()));
   const int rc = uv_write(&write->req, reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1,
@@ -238,7 +297,7 @@ void TcpConnection::HandleRead(ssize_t nread, const uv_buf_t* buf) {
     OnEstablished();
     if (closing_) return;
   }
-  if (!out.empty()) StartWrite(std::move(out));
+  if (!out.empty()) StartWrite(out);
   if (!s.ok()) {
     return Close(s.code() == Status::Code::kAborted ? Status::Ok() : s);  // an orderly TLS close
   }
@@ -296,8 +355,7 @@ void TcpConnection::Deliver(std::string_view plain) {
   }
   if (input_budget_ == nullptr) return;
   if (buffered > input_charged_ && !input_budget_->Charge(buffered - input_charged_)) {
-    return Close(Status::Aborted("the node already holds " +
-                                 std::to_string(input_budget_->used()) +
+    return Close(Status::Aborted("the node already holds " + std::to_string(input_budget_->used()) +
                                  " bytes of unfinished frames; this connection's is dropped"));
   }
   if (buffered < input_charged_) input_budget_->Release(input_charged_ - buffered);
@@ -338,7 +396,7 @@ void TcpConnection::HandleConnect(int status) {
   if (tls_) {
     std::string hello;
     Status s = tls_->Start(&hello);
-    if (!hello.empty()) StartWrite(std::move(hello));
+    if (!hello.empty()) StartWrite(hello);
     if (!s.ok()) return Close(s);
   }
   std::deque<std::string> pending = std::move(pending_);

@@ -2,10 +2,13 @@
 // by the listener or dialed to a peer, in the clear or inside TLS (a TlsSession: mutual TLS
 // 1.3; a dialed connection must find the member it dialed behind the certificate). Incoming
 // bytes go through a FrameDecoder and every decoded envelope is handed to the frame callback;
-// outgoing frames are queued until the connection is up and then written with uv_write, their
-// bytes kept alive until libuv is done with them. A malformed or oversized frame, a socket or
-// TLS error, end of stream, more than `max_queued_bytes` waiting to be written, or a node-wide
-// budget of buffered input or queued output running out closes the connection.
+// outgoing frames are queued until the connection is up; then, with a WriteGather, they are
+// appended to one buffer that the gather flushes once per loop turn (without one, each is
+// written at once). A flush writes what the socket takes at once (uv_try_write) and hands only
+// the rest to uv_write, its bytes kept alive until libuv is done with them. A malformed or
+// oversized frame, a socket or TLS error, end of stream, more than `max_queued_bytes` waiting to be
+// written, or a node-wide budget of buffered input or queued output running out closes the
+// connection.
 //
 // Lifetime: created on the heap by Accept/Connect and deleted by itself in its uv close
 // callback after Close(); the owner keeps a raw pointer and forgets it when the close
@@ -22,17 +25,18 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 
-#include <memory>
-
 #include "node/runtime/byte_budget.h"
-#include "protocol/tls_session.h"
 #include "protocol/base/status.h"
 #include "protocol/chord.pb.h"
 #include "protocol/frame.h"
+#include "protocol/tls_session.h"
 
 namespace chord {
+
+class WriteGather;
 
 class TcpConnection {
  public:
@@ -40,13 +44,14 @@ class TcpConnection {
     uint32_t max_frame_bytes = kDefaultMaxFrameBytes;
     uint32_t client_max_frame_bytes = kDefaultMaxFrameBytes;  // once the peer is a client
     size_t max_queued_bytes = size_t{64} << 20;
-    const TlsContext* tls = nullptr;  // null: in the clear
+    const TlsContext* tls = nullptr;      // null: in the clear
     ByteBudget* input_budget = nullptr;   // node-wide: input of frames not yet complete
     ByteBudget* output_budget = nullptr;  // node-wide: output not yet written
     // The budgets of connections whose peer proved itself a member (TLS): clients that fill
     // theirs cannot close the ring's own connections. Null: members share the ones above.
     ByteBudget* member_input_budget = nullptr;
     ByteBudget* member_output_budget = nullptr;
+    WriteGather* gather = nullptr;  // null: every frame is written at once
   };
   // Called once the TLS handshake has told who the peer is (never in the clear).
   using EstablishedFn = std::function<void(TcpConnection* conn)>;
@@ -88,12 +93,15 @@ class TcpConnection {
   // after we have given up on it. Otherwise like Close.
   void Abort(const Status& why);
 
+  // Writes the frames gathered in this turn (the WriteGather calls it).
+  void Flush();
+
   uint64_t id() const { return id_; }
   const std::string& peer() const { return peer_; }
   bool closing() const { return closing_; }
   bool connected() const { return connected_; }
   size_t queued_bytes() const {
-    return queued_bytes_ + pending_bytes_ + (tls_ ? tls_->waiting_bytes() : 0);
+    return queued_bytes_ + pending_bytes_ + gathered_.size() + (tls_ ? tls_->waiting_bytes() : 0);
   }
   // Loop time (ms) of the last byte read.
   uint64_t last_read_ms() const { return last_read_ms_; }
@@ -117,7 +125,9 @@ class TcpConnection {
   void Discard();
   bool StartReading(std::string* error);
   // Writes bytes as they go on the wire (ciphertext with TLS).
-  void StartWrite(std::string data);
+  void StartWrite(std::string_view data);
+  // Stops taking part in the gather (closing).
+  void LeaveGather();
   // Sends one frame on a connected connection (through TLS when on).
   void Send(std::string frame);
   // Feeds plaintext to the decoder and hands out the complete frames.
@@ -146,10 +156,12 @@ class TcpConnection {
   FrameFn on_frame_;
   CloseFn on_close_;
   EstablishedFn on_established_;
-  ByteBudget* input_budget_;   // options_'s, or the members' once the peer proved a member
+  ByteBudget* input_budget_;  // options_'s, or the members' once the peer proved a member
   ByteBudget* output_budget_;
   std::unique_ptr<TlsSession> tls_;
   std::deque<std::string> pending_;  // frames written before the connection was up
+  std::string gathered_;             // frames of this turn, not yet flushed (in the clear)
+  bool in_gather_ = false;           // registered with options_.gather for this turn
   size_t pending_bytes_ = 0;         // their size
   size_t queued_bytes_ = 0;          // bytes handed to uv_write, not yet written
   size_t input_charged_ = 0;         // of options_.input_budget, for the decoder's buffer
