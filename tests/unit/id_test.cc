@@ -229,6 +229,25 @@ TEST(IdTest, OrderingIsNumeric) {
   }
 }
 
+// Ids that agree on a prefix and differ in one byte at every position (the comparison works on
+// machine words): the order is still that of the bytes.
+TEST(IdTest, OrderingDecidedAtEveryByte) {
+  std::mt19937_64 rng(5);
+  for (int pos = 0; pos < Id::kBytes; ++pos) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::array<uint8_t, Id::kBytes> x = RandomBytes(rng);
+      std::array<uint8_t, Id::kBytes> y = x;
+      y[pos] = static_cast<uint8_t>(rng());
+      for (int k = pos + 1; k < Id::kBytes; ++k) y[k] = static_cast<uint8_t>(rng());
+      const Id a(x);
+      const Id b(y);
+      EXPECT_EQ(a < b, x < y) << "byte " << pos;
+      EXPECT_EQ(a > b, x > y) << "byte " << pos;
+      EXPECT_EQ(a == b, x == y) << "byte " << pos;
+    }
+  }
+}
+
 TEST(IdTest, HashDistinguishesIds) {
   IdHash hash;
   EXPECT_EQ(hash(Id::Sha1("x")), hash(Id::Sha1("x")));
