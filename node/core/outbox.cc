@@ -19,9 +19,9 @@ void Outbox::Send(const NodeRef& to, wire::Envelope request, uint64_t timeout_ms
   p.op = op;
   p.sent_ms = now_->mono_ms;
   p.deadline_ms = now_->mono_ms + timeout_ms;
-  p.metrics = &metrics_->Rpc(BodyName(request));
+  p.metrics = &MetricsOf(request);
   ++p.metrics->requests;
-  deadlines_.emplace(p.deadline_ms, id);
+  deadlines_.Add(timeout_ms, p.deadline_ms, id);
   pending_.emplace(id, p);
   if (to.addr == self_->addr) {
     loopback_.push_back(Loopback{false, std::move(request)});
@@ -47,8 +47,7 @@ std::optional<OpRef> Outbox::Complete(uint64_t request_id, bool answered) {
   auto it = pending_.find(request_id);
   if (it == pending_.end()) return std::nullopt;
   const Pending p = it->second;
-  pending_.erase(it);
-  deadlines_.erase({p.deadline_ms, request_id});
+  pending_.erase(it);  // its deadline entry is dropped when it reaches the front
   if (!answered) {
     ++p.metrics->timeouts;
     ++counters_->rpc_timeouts;
@@ -61,20 +60,28 @@ std::optional<OpRef> Outbox::Complete(uint64_t request_id, bool answered) {
 
 std::vector<OpRef> Outbox::TakeExpired() {
   std::vector<OpRef> out;
-  while (!deadlines_.empty() && deadlines_.begin()->first <= now_->mono_ms) {
-    const uint64_t id = deadlines_.begin()->second;
-    deadlines_.erase(deadlines_.begin());
-    if (auto op = Complete(id, /*answered=*/false)) {
-      out.push_back(*op);
-      ready_.expired.push_back(id);
-    }
-  }
+  deadlines_.PopExpired(
+      now_->mono_ms, [this](uint64_t id) { return pending_.count(id) != 0; },
+      [this, &out](uint64_t id) {
+        if (auto op = Complete(id, /*answered=*/false)) {
+          out.push_back(*op);
+          ready_.expired.push_back(id);
+        }
+      });
   return out;
 }
 
-std::optional<uint64_t> Outbox::next_deadline() const {
-  if (deadlines_.empty()) return std::nullopt;
-  return deadlines_.begin()->first;
+std::optional<uint64_t> Outbox::next_deadline() {
+  return deadlines_.Earliest([this](uint64_t id) { return pending_.count(id) != 0; });
+}
+
+RpcTypeMetrics& Outbox::MetricsOf(const wire::Envelope& request) {
+  // NodeMetrics::rpc is a std::map: the entries stay where they are.
+  const auto body = static_cast<size_t>(request.body_case());
+  if (body >= metrics_by_body_.size()) metrics_by_body_.resize(body + 1, nullptr);
+  RpcTypeMetrics*& m = metrics_by_body_[body];
+  if (m == nullptr) m = &metrics_->Rpc(BodyName(request));
+  return *m;
 }
 
 Outbox::Loopback Outbox::TakeLoopback() {

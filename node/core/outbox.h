@@ -10,12 +10,12 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "node/core/deadline_queue.h"
 #include "node/core/node_counters.h"
 #include "node/core/node_metrics.h"
 #include "node/core/op_ref.h"
@@ -51,7 +51,7 @@ class Outbox {
   std::optional<OpRef> Complete(uint64_t request_id, bool answered);
   // Forgets the requests whose deadline has passed and returns who waited for them.
   std::vector<OpRef> TakeExpired();
-  std::optional<uint64_t> next_deadline() const;
+  std::optional<uint64_t> next_deadline();
   size_t pending() const { return pending_.size(); }
 
   bool has_loopback() const { return !loopback_.empty(); }
@@ -74,7 +74,11 @@ class Outbox {
   NodeCounters* counters_;
   uint64_t next_request_id_ = 1;
   std::unordered_map<uint64_t, Pending> pending_;
-  std::set<std::pair<uint64_t, uint64_t>> deadlines_;  // (deadline, request id)
+  DeadlineQueue deadlines_;  // of the requests in pending_ (and of some answered ones)
+  // The metrics entry of each request type, by Envelope body field number.
+  std::vector<RpcTypeMetrics*> metrics_by_body_;
+
+  RpcTypeMetrics& MetricsOf(const wire::Envelope& request);
   std::deque<Loopback> loopback_;
   Ready ready_;
 };
