@@ -11,7 +11,7 @@ CHORD_DEB_PACKAGES=(
   cmake g++ make pkg-config
   libuv1-dev libssl-dev libprotobuf-dev protobuf-compiler libspdlog-dev libcli11-dev
   nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev librocksdb-dev libh2o-dev
-  iproute2 curl python3 wrk
+  libjemalloc-dev iproute2 curl python3 wrk
   clang libclang-rt-14-dev openssl
 )
 
