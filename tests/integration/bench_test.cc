@@ -125,8 +125,12 @@ TEST_F(ClusterTest, BenchMeasuresRoutedAndDirectRequestsOnThreeNodes) {
     EXPECT_EQ((*run)["server_cost_error"], "") << run->dump();
     EXPECT_EQ((*run)["pipeline"], 1) << run->dump();
   }
-  if (get.is_object()) EXPECT_TRUE(get["bytes_per_key"].is_number()) << get.dump();
-  if (put.is_object()) EXPECT_TRUE(put["bytes_per_key"].is_null()) << put.dump();
+  if (get.is_object()) {
+    EXPECT_TRUE(get["bytes_per_key"].is_number()) << get.dump();
+  }
+  if (put.is_object()) {
+    EXPECT_TRUE(put["bytes_per_key"].is_null()) << put.dump();
+  }
 
   // Pipelined requests among a few hot keys, the servers read by PID (as for redis-server).
   std::vector<std::string> pipelined = {"--node", addrs[0], "--pipeline", "8", "--hot-keys", "10"};

@@ -154,26 +154,27 @@ TEST(ProcessStatsSourceTest, TheCoreCopiesTheInjectedSampleIntoItsStatusReply) {
 
 TEST(ProcessMetricsTextTest, RendersTheStandardProcessMetricsOnce) {
   const std::string text = RenderProcessMetricsText(FakeProcessStats().Sample());
-  EXPECT_EQ(text,
-            "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
-            "# TYPE process_cpu_seconds_total counter\n"
-            "process_cpu_seconds_total 12.5\n"
-            "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
-            "# TYPE process_resident_memory_bytes gauge\n"
-            "process_resident_memory_bytes 67108864\n"
-            "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
-            "# TYPE process_virtual_memory_bytes gauge\n"
-            "process_virtual_memory_bytes 1073741824\n"
-            "# HELP process_start_time_seconds Start time of the process since unix epoch in "
-            "seconds.\n"
-            "# TYPE process_start_time_seconds gauge\n"
-            "process_start_time_seconds 1700000000.5\n"
-            "# HELP process_open_fds Number of open file descriptors.\n"
-            "# TYPE process_open_fds gauge\n"
-            "process_open_fds 17\n"
-            "# HELP process_max_fds Maximum number of open file descriptors.\n"
-            "# TYPE process_max_fds gauge\n"
-            "process_max_fds 1024\n");
+  EXPECT_EQ(
+      text,
+      "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
+      "# TYPE process_cpu_seconds_total counter\n"
+      "process_cpu_seconds_total 12.5\n"
+      "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+      "# TYPE process_resident_memory_bytes gauge\n"
+      "process_resident_memory_bytes 67108864\n"
+      "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
+      "# TYPE process_virtual_memory_bytes gauge\n"
+      "process_virtual_memory_bytes 1073741824\n"
+      "# HELP process_start_time_seconds Start time of the process since unix epoch in "
+      "seconds.\n"
+      "# TYPE process_start_time_seconds gauge\n"
+      "process_start_time_seconds 1.7000000005e+09\n"  // FormatPrometheusValue's shortest form
+      "# HELP process_open_fds Number of open file descriptors.\n"
+      "# TYPE process_open_fds gauge\n"
+      "process_open_fds 17\n"
+      "# HELP process_max_fds Maximum number of open file descriptors.\n"
+      "# TYPE process_max_fds gauge\n"
+      "process_max_fds 1024\n");
   ProcessSample unlimited = FakeProcessStats().Sample();
   unlimited.max_fds = 0;  // RLIM_INFINITY: no process_max_fds series
   EXPECT_EQ(RenderProcessMetricsText(unlimited).find("process_max_fds"), std::string::npos);
