@@ -11,10 +11,19 @@
 #   chord-bench as an admin client), for the cost of TLS as a ratio to the plain runs;
 #   one chord-node with --http-listen: gets of the same keys through the HTTP API with wrk
 #   beside chord-bench's binary-protocol gets, as a ratio;
+#   a 10-node ring (--replicas 3): routed puts by 16 clients;
+#   memory: the same MEM_KEYS keys and values loaded into redis-server, one chord-node --memory
+#   and one chord-node --data-dir (RocksDB), resident-memory growth per key;
+#   data growth: 3 nodes, R=3, --memory and RocksDB, gets of SMALL_KEYS hot keys by 16 clients
+#   after loading SMALL_KEYS and then BIG_KEYS keys (anti-entropy on its default period);
 # all with the same client count (and client threads), value size and key space. Prints a table
 # of ops/s and latency percentiles with the ratio of each chord figure to Redis's (chord /
-# redis). There are no thresholds: absolute figures on a shared machine are noise, the ratios
-# are the result.
+# redis), and the cost table of issue 16: server CPU microseconds per operation (utime + stime
+# of every server process from /proc/PID/stat before and after the run, over the operations
+# served: measured the same way for redis-server and chord-node) beside ops/s and latency,
+# with ratios to Redis. There are no thresholds: absolute figures on a shared machine are noise;
+# CPU per operation and bytes per key swing far less than throughput, and the ratios are the
+# result.
 # Every process it starts is stopped by PID on any exit.
 #
 # Environment:
@@ -23,6 +32,11 @@
 #   WARMUP_S        chord-bench warm-up seconds before each measured window (default 1)
 #   VALUE_SIZE      bytes per value (default 100)
 #   KEYS            key space (default 10000)
+#   PIPELINE        requests in flight per connection, chord-bench --pipeline and
+#                   redis-benchmark -P (default 1)
+#   MEM_KEYS        keys loaded for the memory table (default 200000)
+#   SMALL_KEYS      keys loaded, and hot keys read, in the data-growth table (default 1000)
+#   BIG_KEYS        keys loaded in the data-growth table's large runs (default 1000000)
 #   WAIT_S          bound of every wait for a process to be ready, in seconds (default 30)
 #   CHORD_BIN_DIR   use the binaries of this build directory and skip installing and building
 #   JOBS            parallel build jobs (default: number of CPUs)
@@ -37,6 +51,10 @@ BENCH_SECONDS="${BENCH_SECONDS:-5}"
 WARMUP_S="${WARMUP_S:-1}"
 VALUE_SIZE="${VALUE_SIZE:-100}"
 KEYS="${KEYS:-10000}"
+PIPELINE="${PIPELINE:-1}"
+MEM_KEYS="${MEM_KEYS:-200000}"
+SMALL_KEYS="${SMALL_KEYS:-1000}"
+BIG_KEYS="${BIG_KEYS:-1000000}"
 WAIT_S="${WAIT_S:-30}"
 HOST=127.0.0.1
 REDIS_PACKAGES=(redis-server redis-tools)
@@ -54,6 +72,12 @@ REDIS_THREADS=$((CLIENTS < 500 ? CLIENTS : 500))
   chord_die "VALUE_SIZE must be a number of bytes from 1 to 1048576"
 [[ "$KEYS" =~ ^[0-9]+$ && "$KEYS" -ge 1 && "$KEYS" -le 10000000 ]] ||
   chord_die "KEYS must be a number from 1 to 10000000"
+[[ "$PIPELINE" =~ ^[0-9]+$ && "$PIPELINE" -ge 1 && "$PIPELINE" -le 1024 ]] ||
+  chord_die "PIPELINE must be a number from 1 to 1024"
+for var in MEM_KEYS SMALL_KEYS BIG_KEYS; do
+  [[ "${!var}" =~ ^[0-9]+$ && "${!var}" -ge 1 && "${!var}" -le 10000000 ]] ||
+    chord_die "$var must be a number from 1 to 10000000"
+done
 [[ "$WAIT_S" =~ ^[0-9]+$ && "$WAIT_S" -ge 1 && "$WAIT_S" -le 3600 ]] ||
   chord_die "WAIT_S must be a number of seconds from 1 to 3600"
 
@@ -96,11 +120,15 @@ stop_all() {
 }
 
 USED_PORTS=" "
-# free_port: a 127.0.0.1 port nothing listens on now and not handed out before by this script.
+# free_port: a 127.0.0.1 port nothing listens on now and not handed out before by this script,
+# below the kernel's ephemeral range (so that no client connection holds it by the time the
+# server binds it).
+EPHEMERAL_LOW="$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
+((EPHEMERAL_LOW > 12000)) || EPHEMERAL_LOW=32768
 free_port() {
   local port try
   for ((try = 0; try < 200; try++)); do
-    port=$((20000 + RANDOM % 40000))
+    port=$((10000 + RANDOM % (EPHEMERAL_LOW - 10000)))
     [[ "$USED_PORTS" == *" $port "* ]] && continue
     if ! (exec 3<>"/dev/tcp/$HOST/$port") 2>/dev/null; then
       USED_PORTS+="$port "
@@ -154,24 +182,52 @@ REDIS_VERSION="$(redis-server --version | sed -n 's/.*v=\([0-9.]*\).*/\1/p')"
 
 # ---- results -------------------------------------------------------------------------------
 
-declare -A OPS P50 P99 P999 HOPS ERRORS
+declare -A OPS P50 P99 P999 MAXUS HOPS ERRORS CPU BPK
 
-# run_chord ROW NODE_ARGS... -- BENCH_ARGS...: one chord-bench run, recorded under ROW.
+# json_number FIELD JSON: a number field of chord-bench's JSON, "" when null or absent.
+json_number() {
+  local v
+  v="$(chord_json_field "$1" "$2")"
+  [[ "$v" == null ]] && v=""
+  echo "$v"
+}
+
+# proc_cpu_s PID: utime + stime of PID in seconds (/proc/PID/stat; the command name may hold
+# spaces, so fields are counted after its closing parenthesis).
+CLK_TCK="$(getconf CLK_TCK)"
+PAGE_SIZE="$(getconf PAGESIZE)"
+proc_cpu_s() {
+  awk -v tck="$CLK_TCK" '{ sub(/^.*\) /, ""); printf "%.6f", ($12 + $13) / tck }' "/proc/$1/stat"
+}
+# proc_rss PID: resident bytes of PID (/proc/PID/statm).
+proc_rss() { awk -v page="$PAGE_SIZE" '{ printf "%d", $2 * page }' "/proc/$1/statm"; }
+
+# CHORD_EXTRA_ARGS: added to every chord-bench run (e.g. --hot-keys).
+CHORD_EXTRA_ARGS=()
+# run_chord ROW BENCH_ARGS...: one chord-bench run, recorded under ROW. The servers' CPU time
+# and memory are read from /proc/PID/stat of every process started (--server-pid), as for
+# redis-server.
 run_chord() {
-  local row="$1" out
+  local row="$1" out pid pid_args=()
   shift
-  echo "chord-bench $* (row: $row)"
-  out="$(timeout --kill-after=5 $((WARMUP_S + BENCH_SECONDS + 120)) "$BENCH" "$@" \
-    --clients "$CLIENTS" --seconds "$BENCH_SECONDS" --warmup-s "$WARMUP_S" \
-    --keys "$KEYS" --value-size "$VALUE_SIZE" --json)" ||
+  for pid in "${PIDS[@]}"; do pid_args+=(--server-pid "$pid"); done
+  echo "chord-bench $* ${CHORD_EXTRA_ARGS[*]} (row: $row)"
+  out="$(timeout --kill-after=5 $((WARMUP_S + BENCH_SECONDS + 900)) "$BENCH" \
+    --clients "$CLIENTS" --seconds "${RUN_SECONDS:-$BENCH_SECONDS}" \
+    --warmup-s "${RUN_WARMUP_S:-$WARMUP_S}" --keys "$KEYS" --value-size "$VALUE_SIZE" \
+    --pipeline "$PIPELINE" --json \
+    "${pid_args[@]}" "${CHORD_EXTRA_ARGS[@]}" "$@")" ||
     chord_die "chord-bench failed for row \"$row\" (exit $?)"
   echo "  $out"
   OPS[$row]="$(chord_json_field ops_per_sec "$out")"
   P50[$row]="$(chord_json_field p50_us "$out")"
   P99[$row]="$(chord_json_field p99_us "$out")"
   P999[$row]="$(chord_json_field p999_us "$out")"
+  MAXUS[$row]="$(chord_json_field max_us "$out")"
   HOPS[$row]="$(chord_json_field mean_hops "$out")"
   ERRORS[$row]="$(chord_json_field errors "$out")"
+  CPU[$row]="$(json_number server_cpu_us_per_op "$out")"
+  BPK[$row]="$(json_number bytes_per_key "$out")"
 }
 
 # redis_csv_field TEST FIELD CSV: FIELD (a header name) of the line of TEST in redis-benchmark's
@@ -182,17 +238,21 @@ redis_csv_field() {
     $1 == test && (field in col) { print $(col[field]); exit }'
 }
 
-# run_redis ROW TEST REQUESTS PORT: one redis-benchmark run of TEST (SET or GET).
+# run_redis ROW TEST REQUESTS PORT PID: one redis-benchmark run of TEST (SET or GET); the
+# server's CPU time per request from /proc/PID/stat before and after.
 run_redis() {
-  local row="$1" test="$2" n="$3" port="$4" out p50ms p99ms line
+  local row="$1" test="$2" n="$3" port="$4" pid="$5" out p50ms p99ms line cpu0 cpu1
   local lower
   lower="$(tr '[:upper:]' '[:lower:]' <<<"$test")"
   echo "redis-benchmark -t $lower -n $n -c $CLIENTS --threads $REDIS_THREADS -d $VALUE_SIZE" \
-    "-r $KEYS (row: $row)"
+    "-r $KEYS -P $PIPELINE (row: $row)"
+  cpu0="$(proc_cpu_s "$pid")"
   out="$(timeout --kill-after=5 $((BENCH_SECONDS * 10 + 120)) redis-benchmark -h "$HOST" \
     -p "$port" -t "$lower" -n "$n" -c "$CLIENTS" --threads "$REDIS_THREADS" -d "$VALUE_SIZE" \
-    -r "$KEYS" --csv)" ||
+    -r "$KEYS" -P "$PIPELINE" --csv)" ||
     chord_die "redis-benchmark failed for row \"$row\""
+  cpu1="$(proc_cpu_s "$pid")"
+  CPU[$row]="$(awk -v a="$cpu0" -v b="$cpu1" -v n="$n" 'BEGIN { printf "%.2f", (b - a) * 1e6 / n }')"
   while IFS= read -r line; do echo "  $line"; done <<<"$out"
   OPS[$row]="$(redis_csv_field "$test" rps "$out")"
   p50ms="$(redis_csv_field "$test" p50_latency_ms "$out")"
@@ -220,14 +280,31 @@ wait_for "redis-server" "$REDIS_PID" redis-cli -h "$HOST" -p "$REDIS_PORT" ping
 # A short calibration run (also the warm-up) sizes -n so that each test takes about
 # BENCH_SECONDS.
 calib="$(timeout --kill-after=5 120 redis-benchmark -h "$HOST" -p "$REDIS_PORT" -t set,get \
-  -n 20000 -c "$CLIENTS" --threads "$REDIS_THREADS" -d "$VALUE_SIZE" -r "$KEYS" --csv)" ||
-  chord_die "redis-benchmark failed"
+  -n 20000 -c "$CLIENTS" --threads "$REDIS_THREADS" -d "$VALUE_SIZE" -r "$KEYS" -P "$PIPELINE" \
+  --csv)" || chord_die "redis-benchmark failed"
 for test in SET GET; do
   rps="$(redis_csv_field "$test" rps "$calib")"
   n="$(awk -v r="${rps:-0}" -v s="$BENCH_SECONDS" \
     'BEGIN { n = int(r * s); if (n < 10000) n = 10000; if (n > 50000000) n = 50000000; print n }')"
-  run_redis "redis $test" "$test" "$n" "$REDIS_PORT"
+  run_redis "redis $test" "$test" "$n" "$REDIS_PORT" "$REDIS_PID"
 done
+
+# Memory: MEM_KEYS keys key-0 ... with VALUE_SIZE-byte values (the keys and values chord-bench
+# preloads), written through redis-cli --pipe into an empty database; resident growth per key.
+redis-cli -h "$HOST" -p "$REDIS_PORT" flushall >/dev/null
+sleep 1
+rss0="$(proc_rss "$REDIS_PID")"
+echo "redis-cli --pipe: SET key-0 .. key-$((MEM_KEYS - 1)) ($VALUE_SIZE-byte values)"
+awk -v n="$MEM_KEYS" -v size="$VALUE_SIZE" 'BEGIN {
+    v = sprintf("%*s", size, ""); gsub(/ /, "v", v)
+    for (i = 0; i < n; i++) printf "*3\r\n$3\r\nSET\r\n$%d\r\nkey-%d\r\n$%d\r\n%s\r\n", length("key-" i), i, size, v
+  }' | redis-cli -h "$HOST" -p "$REDIS_PORT" --pipe >"$RUN_DIR/redis-pipe.log" 2>&1 ||
+  chord_die "redis-cli --pipe failed; see $RUN_DIR/redis-pipe.log"
+loaded="$(redis-cli -h "$HOST" -p "$REDIS_PORT" dbsize)"
+[[ "$loaded" == "$MEM_KEYS" ]] || chord_die "redis holds $loaded keys after loading $MEM_KEYS"
+rss1="$(proc_rss "$REDIS_PID")"
+BPK["redis"]="$(awk -v a="$rss0" -v b="$rss1" -v n="$MEM_KEYS" 'BEGIN { printf "%.1f", (b - a) / n }')"
+echo "  resident memory $rss0 -> $rss1 bytes: ${BPK[redis]} bytes/key"
 stop_all
 
 # ---- one chord-node -------------------------------------------------------------------------
@@ -235,11 +312,14 @@ stop_all
 # start_node LOG REPLICAS PORT [JOIN]: one chord-node --memory in the background.
 # With TLS=1 the node runs mutual TLS with a member certificate made for it in $CERTS.
 TLS=0
+ROCKSDB=0  # 1: chord-node --data-dir (RocksDB) instead of --memory
 CERTS="$RUN_DIR/certs"
 NODE_EXTRA_ARGS=()
 start_node() {
   local log="$1" replicas="$2" port="$3" join="${4:-}"
-  local args=(--listen "$HOST:$port" --memory --replicas "$replicas" --log-level warn
+  local store=(--memory)
+  ((ROCKSDB)) && store=(--data-dir "$RUN_DIR/data-$port")
+  local args=(--listen "$HOST:$port" "${store[@]}" --replicas "$replicas" --log-level warn
     "${NODE_EXTRA_ARGS[@]}")
   [[ -n "$join" ]] && args+=(--join "$join")
   if ((TLS)); then
@@ -258,6 +338,22 @@ ring_ready() {
   grep -q '"consistent": true' <<<"$out" || return 1
   [[ "$(grep -c '"addr":' <<<"$out")" -ge $# ]] || return 1
   for addr in "$@"; do grep -q "\"$addr\"" <<<"$out" || return 1; done
+}
+
+# start_ring N REPLICAS: N chord-nodes joined into one ring; their addresses in RING and
+# RING_ARGS (--node ADDR each).
+start_ring() {
+  local n="$1" replicas="$2" i port
+  RING=()
+  RING_ARGS=()
+  for ((i = 0; i < n; i++)); do
+    port="$(free_port)"
+    start_node "$RUN_DIR/node-$port.log" "$replicas" "$port" "${RING[0]:-}"
+    wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
+    RING+=("$HOST:$port")
+  done
+  wait_for "the $n-node ring" "${PIDS[0]}" ring_ready "${RING[@]}"
+  for port in "${RING[@]}"; do RING_ARGS+=(--node "$port"); done
 }
 
 # bench_setups SUFFIX: the 1-node and the 3-node runs, rows named "... SUFFIX".
@@ -299,6 +395,60 @@ bench_setups() {
 }
 
 bench_setups ""
+
+# ---- 10 nodes, R=3: routed puts by 16 clients ------------------------------------------------
+
+chord_section "chord: 10 nodes, --memory --replicas 3, 16 clients"
+start_ring 10 3
+saved_clients="$CLIENTS"
+CLIENTS=16
+run_chord "chord 10 nodes R=3 put" "${RING_ARGS[@]}" --op put
+CLIENTS="$saved_clients"
+stop_all
+
+# ---- memory per key: the same keys and values as redis -----------------------------------------
+
+for ROCKSDB in 0 1; do
+  if ((ROCKSDB)); then store_name="--data-dir (RocksDB)"; else store_name="--memory"; fi
+  chord_section "chord: 1 node, $store_name --replicas 1: memory per key, $MEM_KEYS keys"
+  port="$(free_port)"
+  start_node "$RUN_DIR/node-$port.log" 1 "$port"
+  wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
+  saved_keys="$KEYS"
+  KEYS="$MEM_KEYS"
+  RUN_SECONDS=1 RUN_WARMUP_S=0 run_chord "chord memory $ROCKSDB" --node "$HOST:$port" --op get
+  KEYS="$saved_keys"
+  if ((ROCKSDB)); then
+    # RocksDB's write amplification: bytes written to the disk over bytes of the records put.
+    written="$(awk '/^write_bytes:/ { print $2 }' "/proc/${PIDS[-1]}/io" 2>/dev/null || true)"
+    WRITE_AMP="$(awk -v w="${written:-}" -v n="$MEM_KEYS" -v size="$VALUE_SIZE" \
+      'BEGIN { if (w == "") print "-"; else printf "%.2f", w / (n * (size + 10)) }')"
+  fi
+  stop_all
+done
+ROCKSDB=0
+
+# ---- data growth: gets of hot keys after loading few and many keys ----------------------------------
+
+for ROCKSDB in 0 1; do
+  for loaded in "$SMALL_KEYS" "$BIG_KEYS"; do
+    if ((ROCKSDB)); then store_name="rocksdb"; else store_name="memory"; fi
+    chord_section "chord: 3 nodes, --$store_name, R=3: gets of $SMALL_KEYS hot keys after loading $loaded"
+    start_ring 3 3
+    saved_keys="$KEYS"
+    saved_clients="$CLIENTS"
+    KEYS="$loaded"
+    CLIENTS=16
+    CHORD_EXTRA_ARGS=(--hot-keys "$SMALL_KEYS")
+    run_chord "growth $store_name $loaded" --node "${RING[0]}" --op get --direct
+    CHORD_EXTRA_ARGS=()
+    KEYS="$saved_keys"
+    CLIENTS="$saved_clients"
+    stop_all
+  done
+done
+ROCKSDB=0
+
 # The same with mutual TLS: chord-bench (and chordctl's readiness checks) as an admin client.
 bash scripts/certs.sh ca "$CERTS" >/dev/null
 bash scripts/certs.sh client "$CERTS" bench --role admin >/dev/null
@@ -416,5 +566,55 @@ for op in get put; do
       "$(fmt "${OPS[$row]}" 0)" "$(ratio "${OPS[$row]}" "${OPS[$base]}")" \
       "$(fmt "${P50[$row]}" 1)" "$(ratio "${P50[$row]}" "${P50[$base]}")" \
       "$(fmt "${P99[$row]}" 1)" "$(ratio "${P99[$row]}" "${P99[$base]}")" "${ERRORS[$row]:--}"
+  done
+done
+
+# ---- issue 16: cost per operation, chord beside Redis ------------------------------------------
+
+echo
+echo "cost per operation: server CPU microseconds per request (utime + stime of every server"
+echo "process from /proc/PID/stat, before and after, over the requests served), $CLIENTS clients"
+echo "(the 10-node row 16), pipeline $PIPELINE; cpu ratio: to redis GET for gets, to redis SET for puts"
+printf '%-38s %10s %11s %9s %9s %9s\n' setup ops/s cpu_us/op cpu_ratio p50_us p99_us
+cost_row() {
+  local label="$1" row="$2" base="$3"
+  printf '%-38s %10s %11s %9s %9s %9s\n' "$label" "$(fmt "${OPS[$row]:-}" 0)" \
+    "$(fmt "${CPU[$row]:-}" 1)" "$(ratio "${CPU[$row]:-}" "${CPU[$base]:-}")" \
+    "$(fmt "${P50[$row]:-}" 1)" "$(fmt "${P99[$row]:-}" 1)"
+}
+cost_row "redis GET" "redis GET" "redis GET"
+cost_row "redis SET" "redis SET" "redis SET"
+cost_row "chord 1 node R=1 get" "chord 1 node R=1 get" "redis GET"
+cost_row "chord 1 node R=1 put" "chord 1 node R=1 put" "redis SET"
+cost_row "chord 3 nodes R=3 direct get" "chord 3 nodes R=3 direct get" "redis GET"
+cost_row "chord 3 nodes R=3 direct put" "chord 3 nodes R=3 direct put" "redis SET"
+cost_row "chord 3 nodes R=3 routed get" "chord 3 nodes R=3 get" "redis GET"
+cost_row "chord 10 nodes R=3 routed put, 16 cl" "chord 10 nodes R=3 put" "redis SET"
+echo "3-node direct get CPU / 1-node get CPU: $(ratio "${CPU[chord 3 nodes R=3 direct get]:-}" \
+  "${CPU[chord 1 node R=1 get]:-}") (target <= 1.2); replicated put CPU / redis SET:" \
+  "$(ratio "${CPU[chord 3 nodes R=3 direct put]:-}" "${CPU[redis SET]:-}") (target <= 3.5)"
+
+echo
+echo "memory per key: resident-memory growth over a load of $MEM_KEYS keys key-0 ... with" \
+  "$VALUE_SIZE-byte values (ratio to redis)"
+printf '%-34s %12s %7s\n' server bytes/key ratio
+printf '%-34s %12s %7s\n' "redis-server $REDIS_VERSION" "$(fmt "${BPK[redis]:-}" 1)" "1.00"
+printf '%-34s %12s %7s\n' "chord 1 node --memory" "$(fmt "${BPK[chord memory 0]:-}" 1)" \
+  "$(ratio "${BPK[chord memory 0]:-}" "${BPK[redis]:-}")"
+printf '%-34s %12s %7s\n' "chord 1 node --data-dir (RocksDB)" "$(fmt "${BPK[chord memory 1]:-}" 1)" \
+  "$(ratio "${BPK[chord memory 1]:-}" "${BPK[redis]:-}")"
+echo "RocksDB write amplification over the load (bytes written to disk / bytes of keys and values): ${WRITE_AMP:--}"
+
+echo
+echo "data growth: 3 nodes, R=3, gets of $SMALL_KEYS hot keys by 16 clients (direct) after loading"
+echo "N keys, anti-entropy on its default period; p999 ratio: to the same store with $SMALL_KEYS keys"
+printf '%-10s %10s %10s %9s %9s %10s %10s %11s\n' store keys ops/s p50_us p99_us p999_us max_us p999_ratio
+for store_name in memory rocksdb; do
+  for loaded in "$SMALL_KEYS" "$BIG_KEYS"; do
+    row="growth $store_name $loaded"
+    printf '%-10s %10s %10s %9s %9s %10s %10s %11s\n' "$store_name" "$loaded" \
+      "$(fmt "${OPS[$row]:-}" 0)" "$(fmt "${P50[$row]:-}" 1)" "$(fmt "${P99[$row]:-}" 1)" \
+      "$(fmt "${P999[$row]:-}" 1)" "$(fmt "${MAXUS[$row]:-}" 1)" \
+      "$(ratio "${P999[$row]:-}" "${P999[growth $store_name $SMALL_KEYS]:-}")"
   done
 done

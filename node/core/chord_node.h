@@ -83,6 +83,9 @@ class ChordNode {
   // Virtual nodes: every ring position of this process (this one included), all sharing one
   // Store. Call before Start.
   void SetProcessVnodes(std::vector<NodeRef> vnodes);
+  // Where Status replies take the process's CPU time and memory from (README "Metrics");
+  // null: they carry none. The source must outlive the node.
+  void SetProcessStats(const ProcessStatsSource* source) { status_.set_process_stats(source); }
 
   // --- output: what the driver must do now
   Ready TakeReady();

@@ -82,6 +82,18 @@ void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
   s->set_hint_bytes(c.hint_bytes);
   d->set_cas_conflicts(c.cas_conflicts);
   d->set_keys_expired(c.keys_expired);
+  if (process_stats_ != nullptr) {
+    const ProcessSample p = process_stats_->Sample();
+    if (p.valid) {
+      auto* w = s->mutable_process();
+      w->set_cpu_seconds(p.cpu_seconds);
+      w->set_resident_memory_bytes(p.resident_bytes);
+      w->set_virtual_memory_bytes(p.virtual_bytes);
+      w->set_start_time_seconds(p.start_time_seconds);
+      w->set_open_fds(p.open_fds);
+      w->set_max_fds(p.max_fds);
+    }
+  }
   ctx_.out.Reply(from, request.request_id(), std::move(reply));
 }
 

@@ -9,6 +9,7 @@
 
 #include "node/core/membership/membership.h"
 #include "node/core/node_context.h"
+#include "node/core/process_sample.h"
 #include "protocol/chord.pb.h"
 
 namespace chord {
@@ -26,6 +27,10 @@ class NodeStatus {
   // Tombstones in the whole store.
   uint64_t TombstoneCount() const;
 
+  // Where the Status reply's process figures come from; null (the default): none are sent.
+  // The source must outlive this object.
+  void set_process_stats(const ProcessStatsSource* source) { process_stats_ = source; }
+
   void HandleStatus(ReplyToken from, const wire::Envelope& request);
   void HandleListKeys(ReplyToken from, const wire::Envelope& request);
 
@@ -33,6 +38,7 @@ class NodeStatus {
   NodeContext& ctx_;
   int replicas_;
   const Membership& membership_;
+  const ProcessStatsSource* process_stats_ = nullptr;
 };
 
 }  // namespace chord

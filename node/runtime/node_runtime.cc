@@ -178,6 +178,7 @@ Status NodeRuntime::Start() {
     Vnode v;
     v.node = std::make_unique<ChordNode>(store_, options_.node, refs[i], seed);
     v.node->SetProcessVnodes(refs);
+    v.node->SetProcessStats(&process_stats_);
     v.log_prefix = count == 1 ? "" : "[#" + std::to_string(i) + "] ";
     vnodes_.push_back(std::move(v));
   }
@@ -397,7 +398,7 @@ std::string NodeRuntime::RenderMetrics() {
     sample.metrics = node.metrics();
     samples.push_back(std::move(sample));
   }
-  return RenderPrometheusText(samples);
+  return RenderPrometheusText(samples) + RenderProcessMetricsText(process_stats_.Sample());
 }
 
 // --- messages -----------------------------------------------------------------------------

@@ -31,6 +31,7 @@
 #include "node/core/node_config.h"
 #include "node/core/ready.h"
 #include "node/runtime/byte_budget.h"
+#include "node/runtime/process_stats.h"
 #include "node/storage/store.h"
 #include "protocol/base/status.h"
 #include "protocol/frame.h"
@@ -205,6 +206,7 @@ class NodeRuntime final {
 
   RuntimeOptions options_;
   std::unique_ptr<Store> owned_store_;
+  ProcStatsSource process_stats_;  // this process's CPU and memory, for status and /metrics
   Store* store_;
   std::unique_ptr<uv_loop_s> loop_;
   bool loop_open_ = false;

@@ -229,4 +229,27 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
   return w.Take();
 }
 
+std::string RenderProcessMetricsText(const ProcessSample& process) {
+  if (!process.valid) return "";
+  TextWriter w;
+  const TextWriter::Labels none;
+  w.Family("process_cpu_seconds_total", "counter",
+           "Total user and system CPU time spent in seconds.");
+  w.Sample("process_cpu_seconds_total", none, FormatPrometheusValue(process.cpu_seconds));
+  w.Family("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+  w.Sample("process_resident_memory_bytes", none, process.resident_bytes);
+  w.Family("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+  w.Sample("process_virtual_memory_bytes", none, process.virtual_bytes);
+  w.Family("process_start_time_seconds", "gauge",
+           "Start time of the process since unix epoch in seconds.");
+  w.Sample("process_start_time_seconds", none, FormatPrometheusValue(process.start_time_seconds));
+  w.Family("process_open_fds", "gauge", "Number of open file descriptors.");
+  w.Sample("process_open_fds", none, process.open_fds);
+  if (process.max_fds > 0) {
+    w.Family("process_max_fds", "gauge", "Maximum number of open file descriptors.");
+    w.Sample("process_max_fds", none, process.max_fds);
+  }
+  return w.Take();
+}
+
 }  // namespace chord

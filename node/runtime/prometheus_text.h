@@ -14,6 +14,7 @@
 
 #include "node/core/node_counters.h"
 #include "node/core/node_metrics.h"
+#include "node/core/process_sample.h"
 
 namespace chord {
 
@@ -42,6 +43,12 @@ std::string FormatPrometheusValue(double value);
 // The exposition text for `vnodes` (families in a fixed order, vnodes in the given order
 // within each family, RPC types in name order).
 std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes);
+
+// Prometheus's standard process metrics, once per process and without a node label:
+// process_cpu_seconds_total, process_resident_memory_bytes, process_virtual_memory_bytes,
+// process_start_time_seconds, process_open_fds and process_max_fds (the last only when the
+// limit is finite). "" when the sample is not valid.
+std::string RenderProcessMetricsText(const ProcessSample& process);
 
 }  // namespace chord
 

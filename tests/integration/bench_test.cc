@@ -112,6 +112,54 @@ TEST_F(ClusterTest, BenchMeasuresRoutedAndDirectRequestsOnThreeNodes) {
     EXPECT_EQ(direct["ring_nodes"], kNodes) << direct.dump();
   }
 
+  // What the servers spent, read from the status of every process of the ring: each of the
+  // three counted once, CPU time per operation positive, and for the get run (which preloaded
+  // its keys) bytes per key.
+  for (const nlohmann::json* run : {&get, &put, &direct}) {
+    if (!run->is_object()) continue;
+    EXPECT_EQ((*run)["server_source"], "status") << run->dump();
+    EXPECT_EQ((*run)["server_processes"], kNodes) << run->dump();
+    ASSERT_TRUE((*run)["server_cpu_us_per_op"].is_number()) << run->dump();
+    EXPECT_GT((*run)["server_cpu_us_per_op"].get<double>(), 0.0) << run->dump();
+    EXPECT_GT((*run)["server_rss_bytes"].get<uint64_t>(), 3u << 20) << run->dump();
+    EXPECT_EQ((*run)["server_cost_error"], "") << run->dump();
+    EXPECT_EQ((*run)["pipeline"], 1) << run->dump();
+  }
+  if (get.is_object()) {
+    EXPECT_TRUE(get["bytes_per_key"].is_number()) << get.dump();
+  }
+  if (put.is_object()) {
+    EXPECT_TRUE(put["bytes_per_key"].is_null()) << put.dump();
+  }
+
+  // Pipelined requests among a few hot keys, the servers read by PID (as for redis-server).
+  std::vector<std::string> pipelined = {"--node", addrs[0], "--pipeline", "8", "--hot-keys", "10"};
+  for (const NodeProcess* n : cluster().nodes()) {
+    pipelined.insert(pipelined.end(), {"--server-pid", std::to_string(n->pid())});
+  }
+  nlohmann::json piped = RunAndCheck(cluster(), pipelined, "get", /*direct=*/false);
+  if (piped.is_object()) {
+    EXPECT_EQ(piped["pipeline"], 8) << piped.dump();
+    EXPECT_EQ(piped["hot_keys"], 10) << piped.dump();
+    EXPECT_EQ(piped["preload_keys"], 300) << piped.dump();
+    EXPECT_EQ(piped["server_source"], "pid") << piped.dump();
+    EXPECT_EQ(piped["server_processes"], kNodes) << piped.dump();
+    EXPECT_GT(piped["server_cpu_us_per_op"].get<double>(), 0.0) << piped.dump();
+  }
+  nlohmann::json piped_direct =
+      RunAndCheck(cluster(), {"--node", addrs[0], "--pipeline", "4"}, "put", /*direct=*/true);
+  if (piped_direct.is_object()) {
+    EXPECT_EQ(piped_direct["mean_hops"].get<double>(), 0.0) << piped_direct.dump();
+  }
+
+  // The text report shows the same figures.
+  const CommandResult text =
+      RunBench(cluster(), {"--node", addrs[0], "--op", "get", "--seconds", "1", "--clients", "2",
+                           "--keys", "100", "--timeout-ms", "5000"});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("server CPU"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("bytes/key"), std::string::npos) << text.out;
+
   // The ring is still whole and every preloaded key is readable through any node.
   EXPECT_TRUE(WaitForRing(cluster(), addrs));
   const CommandResult r = cluster().Chordctl({"--node", addrs[2], "get", "key-299"});
@@ -133,6 +181,9 @@ TEST_F(ClusterTest, BenchRejectsBadFlagsWithExitTwo) {
       {"--node", "127.0.0.1:4000", "--op", "mix", "--get-ratio", "1.5"},
       {"--node", "no-port-here"},
       {"--node", "127.0.0.1:99999"},
+      {"--node", "127.0.0.1:4000", "--pipeline", "0"},
+      {"--node", "127.0.0.1:4000", "--hot-keys", "0"},
+      {"--node", "127.0.0.1:4000", "--server-pid", "nobody"},
   };
   for (const std::vector<std::string>& args : bad) {
     std::string line;

@@ -263,8 +263,12 @@ TEST_F(MetricsTest, ThreeNodesReportKeysRpcsAndLookups) {
     const Exposition& e = (*scraped)[i];
     const std::string node = addrs[i];
     SCOPED_TRACE("node " + node);
-    // Every series names the node it describes.
+    // Every series names the node it describes, but the process's own (once per process).
     for (const Sample& s : e.samples) {
+      if (s.name.rfind("process_", 0) == 0) {
+        EXPECT_TRUE(s.labels.empty()) << s.name;
+        continue;
+      }
       EXPECT_EQ(s.labels.count("node"), 1u) << s.name;
       EXPECT_EQ(s.name.rfind("chord_", 0), 0u) << s.name;
     }
@@ -315,6 +319,83 @@ TEST_F(MetricsTest, ThreeNodesReportKeysRpcsAndLookups) {
   double coordinated = 0;
   for (const Exposition& e : *scraped) coordinated += Sum(e, "chord_writes_coordinated_total");
   EXPECT_GE(coordinated, static_cast<double>(keys.size()));
+}
+
+// The standard process metrics: once per process (two vnodes, one series each), plausible,
+// the same figures in `chordctl status --json` and its text form, and CPU time that grows
+// with the load served.
+TEST_F(MetricsTest, ProcessCpuAndMemoryInMetricsAndStatusGrowWithLoad) {
+  const int metrics_port = PickFreePort();
+  NodeOptions o = WithMetrics(metrics_port);
+  o.extra_args.insert(o.extra_args.end(), {"--vnodes", "2"});
+  NodeProcess* node = cluster().StartNode(o);
+  ASSERT_NE(node, nullptr);
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        for (const char* vnode : {"#0", "#1"}) {
+          auto status = ChordClient(node->addr() + vnode, 1000).GetStatus();
+          if (!status.ok() || !status->joined()) return false;
+        }
+        return true;
+      },
+      milliseconds(15000), milliseconds(100)))
+      << "the two vnodes did not both report joined";
+
+  const auto scrape = [&]() -> std::optional<Exposition> {
+    auto all = ScrapeAll({metrics_port});
+    if (!all) return std::nullopt;
+    return (*all)[0];
+  };
+  const std::optional<Exposition> first = scrape();
+  ASSERT_TRUE(first.has_value());
+  for (const char* family :
+       {"process_cpu_seconds_total", "process_resident_memory_bytes",
+        "process_virtual_memory_bytes", "process_start_time_seconds", "process_open_fds"}) {
+    int series = 0;
+    for (const Sample& s : first->samples) series += s.name == family ? 1 : 0;
+    EXPECT_EQ(series, 1) << family << ": one series per process, however many vnodes";
+    EXPECT_EQ(first->helps.count(family), 1u) << family;
+  }
+  EXPECT_EQ(first->types.at("process_cpu_seconds_total"), "counter");
+  EXPECT_EQ(first->types.at("process_resident_memory_bytes"), "gauge");
+  EXPECT_GT(Sum(*first, "process_cpu_seconds_total"), 0);
+  EXPECT_GT(Sum(*first, "process_resident_memory_bytes"), 1 << 20);
+  EXPECT_GE(Sum(*first, "process_virtual_memory_bytes"),
+            Sum(*first, "process_resident_memory_bytes"));
+  EXPECT_GT(Sum(*first, "process_open_fds"), 2);
+  EXPECT_GT(Sum(*first, "process_start_time_seconds"), 1e9);
+
+  const auto status_json = [&]() -> nlohmann::json {
+    const CommandResult r = cluster().Chordctl({"--node", node->addr(), "status", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  };
+  const nlohmann::json before = status_json();
+  ASSERT_TRUE(before.is_object() && before.contains("process")) << before.dump();
+  const double cpu_before = before["process"]["cpu_seconds_total"].get<double>();
+  EXPECT_GT(cpu_before, 0);
+  EXPECT_GT(before["process"]["resident_memory_bytes"].get<uint64_t>(), 1u << 20);
+  EXPECT_GT(before["process"]["open_fds"].get<uint64_t>(), 2u);
+  EXPECT_GT(before["process"]["start_time_seconds"].get<double>(), 1e9);
+  const CommandResult text = cluster().Chordctl({"--node", node->addr(), "status"});
+  EXPECT_NE(text.out.find("CPU seconds"), std::string::npos) << text.out;
+
+  // Serve load until the node's CPU time has moved (clock ticks are 10 ms).
+  ChordClient client(node->addr());
+  double cpu_after = cpu_before;
+  for (int round = 0; round < 50 && cpu_after <= cpu_before; ++round) {
+    for (int k = 0; k < 500; ++k) {
+      auto r = client.Put("load-" + std::to_string(k), std::string(100, 'v'));
+      ASSERT_TRUE(r.ok()) << r.status().message();
+    }
+    const nlohmann::json after = status_json();
+    ASSERT_TRUE(after.contains("process")) << after.dump();
+    cpu_after = after["process"]["cpu_seconds_total"].get<double>();
+  }
+  EXPECT_GT(cpu_after, cpu_before) << "CPU time did not grow with 25,000 puts served";
+  const std::optional<Exposition> last = scrape();
+  ASSERT_TRUE(last.has_value());
+  EXPECT_GE(Sum(*last, "process_cpu_seconds_total"), cpu_after);
 }
 
 TEST_F(MetricsTest, OtherPathsAre404AndGarbageClosesTheConnection) {

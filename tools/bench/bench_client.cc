@@ -113,4 +113,50 @@ OpOutcome BenchClient::SendDirect(wire::Envelope request) {
   return out;
 }
 
+Result<BenchClient::Sent> BenchClient::SendAsync(const std::string& key, const std::string* value) {
+  wire::Envelope request;
+  if (value == nullptr) {
+    request.mutable_get()->set_key(key);
+    request.mutable_get()->set_consistency(consistency_);
+    request.mutable_get()->set_direct(router_.has_value());
+  } else {
+    request.mutable_put()->set_key(key);
+    request.mutable_put()->set_value(*value);
+    request.mutable_put()->set_consistency(consistency_);
+    request.mutable_put()->set_direct(router_.has_value());
+  }
+  std::string addr;
+  if (router_) {
+    if (router_->size() == 0) return Status::Unavailable("the ring copy is empty");
+    addr = router_->OwnerOf(key);
+  } else {
+    if (nodes_.empty()) return Status::Unavailable("no node to send to");
+    addr = nodes_[next_node_];
+    next_node_ = (next_node_ + 1) % nodes_.size();
+  }
+  Result<uint64_t> id = ClientFor(addr).Send(std::move(request));
+  if (!id.ok()) return id.status();
+  return Sent{addr, *id};
+}
+
+Result<wire::Envelope> BenchClient::ReceiveFrom(const std::string& addr) {
+  return ClientFor(addr).Receive();
+}
+
+OpOutcome BenchClient::OutcomeOf(const std::string& addr, const Result<wire::Envelope>& answer) {
+  if (answer.ok() && answer->has_error()) {
+    OpOutcome out;
+    out.error = addr + " refused the request: " + answer->error().error();
+    return out;
+  }
+  OpOutcome out = FromAnswer(addr, answer);
+  if (router_ && answer.ok() && answer->has_data_resp() &&
+      (answer->data_resp().code() == wire::NOT_OWNER ||
+       answer->data_resp().code() == wire::SHUTTING_DOWN)) {
+    out.redirects = 1;
+    if (Status s = router_->Refresh(); !s.ok()) out.error += " (and " + s.message() + ")";
+  }
+  return out;
+}
+
 }  // namespace chord::bench

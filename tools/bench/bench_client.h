@@ -46,6 +46,20 @@ class BenchClient {
   OpOutcome Get(const std::string& key);
   OpOutcome Put(const std::string& key, const std::string& value);
 
+  // Pipelining (--pipeline): the request for a get (value null) or put goes to its node
+  // (round-robin, or the owner when direct) without waiting; the node's address and the
+  // request id the answer will carry, or why it could not be sent.
+  struct Sent {
+    std::string addr;
+    uint64_t request_id = 0;
+  };
+  Result<Sent> SendAsync(const std::string& key, const std::string* value);
+  // The next answer on the connection to `addr` (any request sent there by SendAsync).
+  Result<wire::Envelope> ReceiveFrom(const std::string& addr);
+  // What `answer` from `addr` says about its request. A NOT_OWNER answer to a direct request
+  // refreshes the ring copy and counts as a redirect (the request is not retried).
+  OpOutcome OutcomeOf(const std::string& addr, const Result<wire::Envelope>& answer);
+
  private:
   // `request` holds a get or put body.
   OpOutcome Send(wire::Envelope request);

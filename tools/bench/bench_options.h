@@ -39,6 +39,7 @@ inline constexpr double kDefaultGetRatio = 0.5;
 inline constexpr uint64_t kDefaultTimeoutMs = 5000;
 inline constexpr uint64_t kMaxTimeoutMs = 3600 * 1000;
 inline constexpr uint64_t kDefaultSeed = 1;
+inline constexpr int kMaxPipeline = 1024;
 
 struct BenchOptions {
   std::vector<std::string> nodes;  // HOST:PORT (or HOST:PORT#i) of the nodes to send to
@@ -55,7 +56,22 @@ struct BenchOptions {
   uint64_t seed = kDefaultSeed;
   // --consistency one|quorum|all; DEFAULT: the node's default (quorum writes, one reads).
   wire::Consistency consistency = wire::CONSISTENCY_DEFAULT;
+  // Requests each client thread keeps in flight (--pipeline, like redis-benchmark -P).
+  int pipeline = 1;
+  // --hot-keys N: the measured requests pick among key-0 .. key-(N-1) only, while all `keys`
+  // are preloaded; 0: among all of them.
+  uint64_t hot_keys = 0;
+  // --server-pid: read the servers' CPU and memory from /proc/PID/stat of these processes
+  // instead of asking the ring's nodes for their status.
+  std::vector<int> server_pids;
+  // --no-server-cost: do not read the servers' CPU and memory at all.
+  bool server_cost = true;
 };
+
+// The keys the measured requests pick among: key-0 .. key-(result - 1).
+inline uint64_t MeasuredKeys(const BenchOptions& o) {
+  return o.hot_keys > 0 && o.hot_keys < o.keys ? o.hot_keys : o.keys;
+}
 
 }  // namespace chord::bench
 

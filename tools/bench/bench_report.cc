@@ -72,6 +72,19 @@ nlohmann::ordered_json ReportToJson(const BenchReport& r) {
   j["preload_keys"] = r.preload_keys;
   j["preload_s"] = r.preload_s;
   j["last_error"] = r.last_error;
+  j["pipeline"] = o.pipeline;
+  j["hot_keys"] = MeasuredKeys(o);
+  auto opt = [](const auto& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+  };
+  j["server_source"] = r.server_source;
+  j["server_processes"] = r.server_processes;
+  j["server_cpu_s"] = opt(r.server_cpu_s);
+  j["server_cpu_us_per_op"] = opt(r.server_cpu_us_per_op);
+  j["server_rss_bytes"] = opt(r.server_rss_bytes);
+  j["preload_rss_bytes"] = opt(r.preload_rss_bytes);
+  j["bytes_per_key"] = opt(r.bytes_per_key);
+  j["server_cost_error"] = r.server_cost_error;
   return j;
 }
 
@@ -80,6 +93,8 @@ std::string ReportToText(const BenchReport& r) {
   std::string out = "chord-bench: " + std::string(OpName(o.op));
   if (o.op == BenchOp::kMix) out += " (" + Fixed(o.get_ratio * 100, 0) + "% gets)";
   out += ", " + std::to_string(o.clients) + " clients, " + Fixed(r.elapsed_s, 1) + " s";
+  if (o.pipeline > 1) out += ", pipeline " + std::to_string(o.pipeline);
+  if (MeasuredKeys(o) < o.keys) out += ", " + std::to_string(MeasuredKeys(o)) + " hot keys";
   if (o.warmup_seconds > 0) out += " after " + Fixed(o.warmup_seconds, 1) + " s of warm-up";
   if (o.consistency != wire::CONSISTENCY_DEFAULT) {
     out += ", consistency " + std::string(ConsistencyName(o.consistency));
@@ -103,6 +118,18 @@ std::string ReportToText(const BenchReport& r) {
          Fixed(r.p999_us, 1) + "  mean " + Fixed(r.mean_us, 1) + "  max " + Fixed(r.max_us, 1) +
          "\n";
   out += "  mean hops   " + Fixed(r.mean_hops, 2) + "\n";
+  if (r.server_cpu_us_per_op) {
+    out += "  server CPU  " + Fixed(*r.server_cpu_us_per_op, 1) + " us/op (" +
+           Fixed(r.server_cpu_s.value_or(0), 2) + " s over " + std::to_string(r.server_processes) +
+           (r.server_processes == 1 ? " process" : " processes") + ", from " + r.server_source +
+           ")\n";
+  }
+  if (r.bytes_per_key) {
+    out += "  bytes/key   " + Fixed(*r.bytes_per_key, 1) + " (resident memory grew " +
+           Fixed(r.preload_rss_bytes.value_or(0) / (1 << 20), 1) + " MiB over the preload)\n";
+  }
+  if (!r.server_cost_error.empty())
+    out += "  server cost not measured: " + r.server_cost_error + "\n";
   if (o.direct) {
     out += "  redirects   " + std::to_string(r.redirects) + " (ring fetched " +
            std::to_string(r.ring_refreshes) + " times)\n";

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "tools/bench/bench_options.h"
@@ -30,6 +31,15 @@ struct BenchReport {
   uint64_t preload_keys = 0;  // keys written before the run (get and mix)
   double preload_s = 0;
   std::string last_error;  // one of the errors, empty without any
+  // What the servers spent (ServerCost); the optionals are empty when not measured.
+  std::string server_source;                   // "status", "pid", or "" when not measured
+  size_t server_processes = 0;                 // processes whose figures were summed
+  std::optional<double> server_cpu_s;          // CPU seconds spent in the measured window
+  std::optional<double> server_cpu_us_per_op;  // ... per successful operation
+  std::optional<double> preload_rss_bytes;     // resident-memory growth over the preload
+  std::optional<double> bytes_per_key;         // ... per key preloaded
+  std::optional<uint64_t> server_rss_bytes;    // resident memory at the end of the run
+  std::string server_cost_error;               // why the figures are missing, when they are
 };
 
 nlohmann::ordered_json ReportToJson(const BenchReport& report);

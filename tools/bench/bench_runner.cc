@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
+#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -113,8 +115,9 @@ Status BenchRunner::Preload(BenchReport* report) const {
 
 void BenchRunner::Work(int thread, Clock::time_point measure_start, Clock::time_point end,
                        Tally* tally) const {
+  if (options_.pipeline > 1) return WorkPipelined(thread, measure_start, end, tally);
   std::mt19937_64 rng = ThreadRng(options_.seed, thread);
-  std::uniform_int_distribution<uint64_t> pick_key(0, options_.keys - 1);
+  std::uniform_int_distribution<uint64_t> pick_key(0, MeasuredKeys(options_) - 1);
   std::bernoulli_distribution pick_get(options_.op == BenchOp::kGet   ? 1.0
                                        : options_.op == BenchOp::kPut ? 0.0
                                                                       : options_.get_ratio);
@@ -148,6 +151,100 @@ void BenchRunner::Work(int thread, Clock::time_point measure_start, Clock::time_
   }
 }
 
+void BenchRunner::WorkPipelined(int thread, Clock::time_point measure_start, Clock::time_point end,
+                                Tally* tally) const {
+  std::mt19937_64 rng = ThreadRng(options_.seed, thread);
+  std::uniform_int_distribution<uint64_t> pick_key(0, MeasuredKeys(options_) - 1);
+  std::bernoulli_distribution pick_get(options_.op == BenchOp::kGet   ? 1.0
+                                       : options_.op == BenchOp::kPut ? 0.0
+                                                                      : options_.get_ratio);
+  const std::string value = RandomValue(&rng, options_.value_bytes);
+  std::unique_ptr<BenchClient> client = MakeClient(thread);
+  tally->last_done = measure_start;
+
+  struct Pending {
+    Clock::time_point sent;
+    bool get = false;
+  };
+  std::map<std::string, std::map<uint64_t, Pending>> in_flight;  // by address, by request id
+  std::deque<std::pair<std::string, uint64_t>> order;            // oldest first
+  size_t outstanding = 0;
+  auto fail = [&](const Pending& p, const std::string& error) {
+    if (p.sent < measure_start) return;
+    ++tally->errors;
+    tally->last_error = error;
+  };
+
+  for (;;) {
+    bool send_failed = false;
+    while (outstanding < static_cast<size_t>(options_.pipeline) && Clock::now() < end) {
+      const bool get = pick_get(rng);
+      const Pending p{Clock::now(), get};
+      Result<BenchClient::Sent> sent =
+          client->SendAsync(KeyName(pick_key(rng)), get ? nullptr : &value);
+      if (!sent.ok()) {
+        fail(p, sent.status().message());
+        send_failed = true;
+        break;
+      }
+      in_flight[sent->addr][sent->request_id] = p;
+      order.emplace_back(sent->addr, sent->request_id);
+      ++outstanding;
+    }
+    if (outstanding == 0) {
+      if (Clock::now() >= end) break;
+      if (send_failed) std::this_thread::sleep_for(kErrorPause);
+      continue;
+    }
+    // Wait on the connection of the oldest request; answers may come in any order.
+    while (!order.empty() && in_flight[order.front().first].count(order.front().second) == 0) {
+      order.pop_front();
+    }
+    const std::string addr = order.front().first;
+    Result<wire::Envelope> answer = client->ReceiveFrom(addr);
+    auto& on_conn = in_flight[addr];
+    if (!answer.ok()) {  // the connection is gone, and with it every request on it
+      for (const auto& [id, p] : on_conn) fail(p, answer.status().message());
+      outstanding -= on_conn.size();
+      on_conn.clear();
+      std::this_thread::sleep_for(kErrorPause);
+      continue;
+    }
+    auto it = on_conn.find(answer->request_id());
+    if (it == on_conn.end()) continue;  // not one of ours
+    const Pending p = it->second;
+    on_conn.erase(it);
+    --outstanding;
+    const auto done = Clock::now();
+    const OpOutcome outcome = client->OutcomeOf(addr, answer);
+    if (p.sent < measure_start) continue;
+    tally->last_done = done;
+    tally->redirects += outcome.redirects;
+    if (outcome.ok) {
+      ++tally->ops;
+      ++(p.get ? tally->gets : tally->puts);
+      tally->hops += outcome.hops;
+      tally->latency.Record(static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(done - p.sent).count()));
+    } else {
+      ++tally->errors;
+      if (outcome.not_found) ++tally->not_found;
+      tally->last_error = outcome.error;
+    }
+  }
+}
+
+// Reads the servers' figures into *out; on failure records why in the report and returns false.
+static bool ReadServers(const ServerCostProbe& probe, ServerReading* out, BenchReport* report) {
+  Result<ServerReading> r = probe.Read();
+  if (!r.ok()) {
+    if (report->server_cost_error.empty()) report->server_cost_error = r.status().message();
+    return false;
+  }
+  *out = *r;
+  return true;
+}
+
 Result<BenchReport> BenchRunner::Run() {
   BenchReport report;
   report.options = options_;
@@ -158,8 +255,25 @@ Result<BenchReport> BenchRunner::Run() {
     }
     report.ring_nodes = router_->size();
   }
+  std::optional<ServerCostProbe> probe;
+  if (options_.server_cost) {
+    probe.emplace(options_.server_pids.empty()
+                      ? ServerCostProbe::ForRing(options_.nodes, options_.timeout_ms)
+                      : ServerCostProbe::ForPids(options_.server_pids));
+    if (Status s = probe->Discover(); !s.ok()) {
+      report.server_cost_error = s.message();
+      probe.reset();
+    }
+  }
+  ServerReading before_preload, after_preload;
+  bool cost_ok = probe && ReadServers(*probe, &before_preload, &report);
   if (options_.op != BenchOp::kPut) {
     if (Status s = Preload(&report); !s.ok()) return s;
+    if (cost_ok && ReadServers(*probe, &after_preload, &report) && report.preload_keys > 0) {
+      report.preload_rss_bytes = static_cast<double>(after_preload.resident_bytes) -
+                                 static_cast<double>(before_preload.resident_bytes);
+      report.bytes_per_key = BytesPerKey(before_preload, after_preload, report.preload_keys);
+    }
   }
 
   const int clients = options_.clients;
@@ -174,7 +288,13 @@ Result<BenchReport> BenchRunner::Run() {
       Work(t, measure_start, end, &tallies[static_cast<size_t>(t)]);
     });
   }
+  ServerReading window_start, window_end;
+  if (cost_ok) {
+    std::this_thread::sleep_until(measure_start);
+    cost_ok = ReadServers(*probe, &window_start, &report);
+  }
   for (std::thread& w : workers) w.join();
+  if (cost_ok) cost_ok = ReadServers(*probe, &window_end, &report);
 
   LatencyHistogram latency;
   uint64_t hops = 0;
@@ -205,6 +325,13 @@ Result<BenchReport> BenchRunner::Run() {
   // Refreshes made by the client threads are not visible here (each has its own copy); the
   // redirects count them: one refresh per redirect, plus the initial fetch.
   report.ring_refreshes = router_ ? router_->refreshes() + report.redirects : 0;
+  if (cost_ok) {
+    report.server_source = probe->source();
+    report.server_processes = window_end.processes;
+    report.server_cpu_s = window_end.cpu_seconds - window_start.cpu_seconds;
+    report.server_cpu_us_per_op = CpuMicrosPerOp(window_start, window_end, report.ops);
+    report.server_rss_bytes = window_end.resident_bytes;
+  }
   return report;
 }
 

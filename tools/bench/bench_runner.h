@@ -19,6 +19,7 @@
 #include "tools/bench/bench_report.h"
 #include "tools/bench/latency_histogram.h"
 #include "tools/bench/owner_router.h"
+#include "tools/bench/server_cost.h"
 
 namespace chord::bench {
 
@@ -59,6 +60,9 @@ class BenchRunner {
   Status Preload(BenchReport* report) const;
   // One client thread's loop: requests until `end`, recorded from `measure_start` on.
   void Work(int thread, Clock::time_point measure_start, Clock::time_point end, Tally* tally) const;
+  // Work with options_.pipeline requests in flight, matched to their answers by request id.
+  void WorkPipelined(int thread, Clock::time_point measure_start, Clock::time_point end,
+                     Tally* tally) const;
 
   BenchOptions options_;
   std::optional<OwnerRouter> router_;  // --direct: the ring as fetched at the start

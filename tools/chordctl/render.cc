@@ -1,6 +1,7 @@
 #include "tools/chordctl/render.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 #include "protocol/id.h"
@@ -72,6 +73,15 @@ std::string StatusText(const wire::StatusResponse& status) {
                     std::to_string(d.hints_delivered()) + " delivered, " +
                     std::to_string(d.hints_refused()) + " refused");
   line("writes_failed", std::to_string(d.writes_failed()));
+  if (status.has_process()) {
+    const auto& p = status.process();
+    char cpu[32];
+    std::snprintf(cpu, sizeof(cpu), "%.2f", p.cpu_seconds());
+    line("process", std::string(cpu) + " CPU seconds, " +
+                        std::to_string(p.resident_memory_bytes() >> 20) + " MiB resident, " +
+                        std::to_string(p.open_fds()) + " open files of " +
+                        std::to_string(p.max_fds()));
+  }
   return out.str();
 }
 

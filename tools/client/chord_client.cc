@@ -145,6 +145,7 @@ ChordClient::~ChordClient() { Disconnect(); }
 void ChordClient::Disconnect() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  pipe_decoder_.reset();
   tls_.reset();
 }
 
@@ -514,6 +515,68 @@ Result<std::vector<wire::Record>> ChordClient::ListKeys(bool with_values) {
   }
   return Status::Unavailable(addr_ + " kept paging keys past the client's limit of " +
                              std::to_string(kMaxListKeysPages) + " pages");
+}
+
+Result<uint64_t> ChordClient::Send(wire::Envelope request) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+  const uint64_t request_id = next_request_id_++;
+  request.set_request_id(request_id);
+  request.set_vnode(vnode_);
+  std::string frame;
+  if (!EncodeFrame(request, &frame)) {
+    return Status::InvalidArgument("the request is larger than the " +
+                                   std::to_string(kDefaultMaxFrameBytes) +
+                                   "-byte frame limit; send a smaller value");
+  }
+  if (Status s = EnsureConnected(); !s.ok()) return s;
+  if (!pipe_decoder_) pipe_decoder_ = std::make_unique<FrameDecoder>();
+  std::string failure;
+  bool timed_out = false;
+  if (tls_) {
+    std::string cipher;
+    if (Status s = tls_->Send(frame, &cipher); !s.ok()) {
+      failure = s.message();
+    } else {
+      failure = WriteAll(cipher, deadline, &timed_out);
+    }
+  } else {
+    failure = WriteAll(frame, deadline, &timed_out);
+  }
+  if (timed_out || !failure.empty()) {
+    Disconnect();
+    return Status::Unavailable(
+        timed_out ? addr_ + " did not take a request within " + std::to_string(timeout_ms_) + " ms"
+                  : "lost the connection to " + addr_ + " while sending: " + failure);
+  }
+  return request_id;
+}
+
+Result<wire::Envelope> ChordClient::Receive() {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+  if (fd_ < 0 || !pipe_decoder_) {
+    return Status::Unavailable("no request is in flight to " + addr_ + "; Send one first");
+  }
+  for (;;) {
+    wire::Envelope response;
+    const FrameDecoder::Result r = pipe_decoder_->Next(&response);
+    if (r == FrameDecoder::Result::kError) {
+      const std::string why = pipe_decoder_->error();
+      Disconnect();
+      return Status::Unavailable(addr_ + " sent a malformed answer (" + why +
+                                 "); is it a chord-node of the same version?");
+    }
+    if (r == FrameDecoder::Result::kFrame) return response;
+    std::string plain;
+    bool timed_out = false;
+    const std::string failure = ReadSome(deadline, &plain, &timed_out);
+    if (timed_out || !failure.empty()) {
+      Disconnect();
+      return Status::Unavailable(timed_out ? addr_ + " did not answer within " +
+                                                 std::to_string(timeout_ms_) + " ms"
+                                           : "lost the connection to " + addr_ + ": " + failure);
+    }
+    pipe_decoder_->Feed(plain);
+  }
 }
 
 }  // namespace chord

@@ -17,6 +17,7 @@
 
 #include "protocol/base/status.h"
 #include "protocol/chord.pb.h"
+#include "protocol/frame.h"
 #include "protocol/tls_context.h"
 #include "protocol/tls_session.h"
 #include "tools/client/data_requests.h"
@@ -43,6 +44,13 @@ class ChordClient {
   // Sends `request` (its request_id is assigned here) and waits for the matching response.
   // Unavailable when the node cannot be reached or does not answer in time.
   Result<wire::Envelope> Call(wire::Envelope request);
+
+  // Pipelining (chord-bench --pipeline): Send writes `request` without waiting and returns
+  // the request id it was given; Receive waits (up to the timeout) for the next answer to any
+  // request sent so, in whatever order the node answers. Unavailable when the connection
+  // fails; the requests in flight on it are then lost. Do not mix with Call on one client.
+  Result<uint64_t> Send(wire::Envelope request);
+  Result<wire::Envelope> Receive();
 
   Result<wire::DataResponse> Put(const std::string& key, const std::string& value,
                                  const DataOptions& options = {});
@@ -82,6 +90,7 @@ class ChordClient {
   std::shared_ptr<const TlsContext> tls_context_;  // null: plain TCP
   std::unique_ptr<TlsSession> tls_;                // the session on fd_
   uint64_t next_request_id_ = 1;
+  std::unique_ptr<FrameDecoder> pipe_decoder_;  // Receive's bytes not yet decoded
 };
 
 }  // namespace chord

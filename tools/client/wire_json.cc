@@ -70,27 +70,38 @@ nlohmann::json StatusJson(const wire::StatusResponse& status) {
   for (const auto& f : status.fingers()) fingers.push_back(NodeJson(f));
   nlohmann::json members = nlohmann::json::array();
   for (const auto& m : status.known_members()) members.push_back(NodeJson(m));
-  return nlohmann::json{{"id", HexOfIdBytes(status.self().id())},
-                        {"addr", status.self().addr()},
-                        {"predecessor", NodeJson(status.predecessor())},
-                        {"successors", std::move(successors)},
-                        {"fingers", std::move(fingers)},
-                        {"keys", status.keys()},
-                        {"replica_keys", status.replica_keys()},
-                        {"joined", status.joined()},
-                        {"leaving", status.leaving()},
-                        {"successor_list_length", status.successor_list_length()},
-                        {"ring_has_enough_members", status.ring_has_enough_members()},
-                        {"stabilize_rounds", status.stabilize_rounds()},
-                        {"replicas", status.replicas()},
-                        {"tombstones", status.tombstones()},
-                        {"known_members", std::move(members)},
-                        {"ring_merges", status.ring_merges()},
-                        {"watchers", status.watchers()},
-                        {"watched_keys", status.watched_keys()},
-                        {"hints_pending", status.hints_pending()},
-                        {"hint_bytes", status.hint_bytes()},
-                        {"data", DataCountersJson(status.data())}};
+  nlohmann::json j{{"id", HexOfIdBytes(status.self().id())},
+                   {"addr", status.self().addr()},
+                   {"predecessor", NodeJson(status.predecessor())},
+                   {"successors", std::move(successors)},
+                   {"fingers", std::move(fingers)},
+                   {"keys", status.keys()},
+                   {"replica_keys", status.replica_keys()},
+                   {"joined", status.joined()},
+                   {"leaving", status.leaving()},
+                   {"successor_list_length", status.successor_list_length()},
+                   {"ring_has_enough_members", status.ring_has_enough_members()},
+                   {"stabilize_rounds", status.stabilize_rounds()},
+                   {"replicas", status.replicas()},
+                   {"tombstones", status.tombstones()},
+                   {"known_members", std::move(members)},
+                   {"ring_merges", status.ring_merges()},
+                   {"watchers", status.watchers()},
+                   {"watched_keys", status.watched_keys()},
+                   {"hints_pending", status.hints_pending()},
+                   {"hint_bytes", status.hint_bytes()},
+                   {"data", DataCountersJson(status.data())}};
+  // The process the node runs in (Prometheus's standard names); absent from older nodes.
+  if (status.has_process()) {
+    const auto& p = status.process();
+    j["process"] = nlohmann::json{{"cpu_seconds_total", p.cpu_seconds()},
+                                  {"resident_memory_bytes", p.resident_memory_bytes()},
+                                  {"virtual_memory_bytes", p.virtual_memory_bytes()},
+                                  {"start_time_seconds", p.start_time_seconds()},
+                                  {"open_fds", p.open_fds()},
+                                  {"max_fds", p.max_fds()}};
+  }
+  return j;
 }
 
 nlohmann::json RingJson(const RingView& view) {
