@@ -274,12 +274,22 @@ Status MemoryStore::Scan(const Id& from, const Id& to, const Visitor& visit) {
   bool wrapped = false;
   wire::Record record;
   auto it = records_.upper_bound(IdProbe{IdHigh(from), IdLow(from)});
+  // The blocks of the next few slots are fetched into the cache ahead of their visit (they
+  // lie anywhere on the heap): `ahead` is `lead` slots past `it`.
+  constexpr int kPrefetchSlots = 4;
+  auto ahead = it;
+  int lead = 0;
   for (;;) {
     if (it == records_.end()) {
       if (!wraps || wrapped) return Status::Ok();
       wrapped = true;
-      it = records_.begin();
+      it = ahead = records_.begin();
+      lead = 0;
       continue;
+    }
+    for (; lead < kPrefetchSlots && ahead != records_.end(); ++ahead, ++lead) {
+      __builtin_prefetch(ahead->block);
+      __builtin_prefetch(ahead->block + 64);
     }
     const Id id = IdOfSlot(it->id_high, it->block);
     if ((!wraps || wrapped) && to < id) return Status::Ok();
@@ -288,9 +298,11 @@ Status MemoryStore::Scan(const Id& from, const Id& to, const Visitor& visit) {
     if (!visit(id, record)) return Status::Ok();
     if (generation_ == generation) {
       ++it;
+      --lead;
     } else {
       // The visitor inserted or erased records: find the one after this again.
-      it = records_.upper_bound(Probe{IdHigh(id), IdLow(id), record.key()});
+      it = ahead = records_.upper_bound(Probe{IdHigh(id), IdLow(id), record.key()});
+      lead = 0;
     }
   }
 }
