@@ -6,12 +6,14 @@
 # The Debian packages chord builds and tests with (openssl: the CLI scripts/certs.sh runs;
 # clang and libclang-rt-14-dev: the libFuzzer targets of scripts/fuzz.sh; libh2o-dev: the HTTP
 # server of the node's API, built on libuv; curl and python3: the HTTP API's tests and the
-# Python client; wrk: the HTTP load generator of scripts/bench.sh).
+# Python client; wrk: the HTTP load generator of scripts/bench.sh; libabsl-dev: the B-tree of
+# the memory store; libjemalloc-dev: chord-node's allocator).
 CHORD_DEB_PACKAGES=(
   cmake g++ make pkg-config
   libuv1-dev libssl-dev libprotobuf-dev protobuf-compiler libspdlog-dev libcli11-dev
   nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev librocksdb-dev libh2o-dev
-  libjemalloc-dev iproute2 curl python3 wrk
+  libabsl-dev libjemalloc-dev
+  iproute2 curl python3 wrk
   clang libclang-rt-14-dev openssl
 )
 

@@ -1,10 +1,14 @@
 #include "node/storage/rocksdb_store.h"
 
+#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/slice.h>
+#include <rocksdb/statistics.h>
 #include <rocksdb/status.h>
+#include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
 #include <filesystem>
@@ -67,6 +71,30 @@ rocksdb::WriteOptions MakeWriteOptions(const RocksDbOptions& options) {
   return w;
 }
 
+// The options of both column families: small records read by whole key.
+rocksdb::ColumnFamilyOptions FamilyOptions(const rocksdb::Options& db_options,
+                                           const std::shared_ptr<rocksdb::Cache>& cache) {
+  rocksdb::ColumnFamilyOptions cf(db_options);
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = cache;
+  // A whole-key bloom filter (10 bits a key, ~1% false positives): a get of a key a table
+  // file does not hold, and the existence check of every put of a new key, skip the file
+  // without reading a block.
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table.whole_key_filtering = true;
+  // Index and filter blocks live in the block cache (bounded memory however many keys), the
+  // newest files' pinned so that they are never read twice; before data blocks in eviction.
+  table.cache_index_and_filter_blocks = true;
+  table.cache_index_and_filter_blocks_with_high_priority = true;
+  table.pin_l0_filter_and_index_blocks_in_cache = true;
+  table.format_version = 5;
+  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  // Level sizes follow the data, so that most data sits in the last level: less space and
+  // less rewriting than fixed level sizes while the store grows.
+  cf.level_compaction_dynamic_level_bytes = true;
+  return cf;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::string& dir,
@@ -81,9 +109,15 @@ Result<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::string& dir,
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;  // "meta" in stores made before it
   db_options.keep_log_file_num = 5;  // RocksDB's own LOG files, not the write-ahead log
+  // Counters only (no histograms or timers, which cost on every operation): the bytes
+  // behind write_stats().
+  std::shared_ptr<rocksdb::Statistics> statistics = rocksdb::CreateDBStatistics();
+  statistics->set_stats_level(rocksdb::StatsLevel::kExceptHistogramOrTimers);
+  db_options.statistics = statistics;
+  const std::shared_ptr<rocksdb::Cache> cache = rocksdb::NewLRUCache(options.block_cache_bytes);
   const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(db_options)},
-      {kMetaFamily, rocksdb::ColumnFamilyOptions(db_options)}};
+      {rocksdb::kDefaultColumnFamilyName, FamilyOptions(db_options, cache)},
+      {kMetaFamily, FamilyOptions(db_options, cache)}};
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s =
@@ -112,17 +146,39 @@ Result<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::string& dir,
     }
   }
   return std::unique_ptr<RocksDbStore>(
-      new RocksDbStore(dir, std::move(db), std::move(handles), options, count));
+      new RocksDbStore(dir, std::move(db), std::move(handles), options, count, statistics));
 }
 
 RocksDbStore::RocksDbStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
                            std::vector<rocksdb::ColumnFamilyHandle*> handles,
-                           RocksDbOptions options, uint64_t count)
+                           RocksDbOptions options, uint64_t count,
+                           std::shared_ptr<rocksdb::Statistics> statistics)
     : dir_(std::move(dir)),
       db_(std::move(db)),
       handles_(std::move(handles)),
       options_(options),
-      count_(count) {}
+      count_(count),
+      statistics_(std::move(statistics)) {}
+
+RocksDbWriteStats RocksDbStore::write_stats() const {
+  RocksDbWriteStats stats;
+  stats.user_bytes = statistics_->getTickerCount(rocksdb::BYTES_WRITTEN);
+  stats.wal_bytes = statistics_->getTickerCount(rocksdb::WAL_FILE_BYTES);
+  stats.flush_bytes = statistics_->getTickerCount(rocksdb::FLUSH_WRITE_BYTES);
+  stats.compaction_bytes = statistics_->getTickerCount(rocksdb::COMPACT_WRITE_BYTES);
+  return stats;
+}
+
+uint64_t RocksDbStore::table_file_bytes() const {
+  uint64_t bytes = 0;
+  uint64_t family_bytes = 0;
+  for (rocksdb::ColumnFamilyHandle* h : handles_) {
+    if (db_->GetIntProperty(h, rocksdb::DB::Properties::kLiveSstFilesSize, &family_bytes)) {
+      bytes += family_bytes;
+    }
+  }
+  return bytes;
+}
 
 RocksDbStore::~RocksDbStore() {
   // Close waits for background work; nothing is left to report it to, and every write that
@@ -133,6 +189,13 @@ RocksDbStore::~RocksDbStore() {
   }
   rocksdb::Status s = db_->Close();
   (void)s;
+}
+
+Status RocksDbStore::Flush() {
+  rocksdb::FlushOptions flush;
+  flush.wait = true;
+  rocksdb::Status s = db_->Flush(flush, handles_);
+  return s.ok() ? Status::Ok() : WriteError(dir_, s);
 }
 
 Status RocksDbStore::PutMeta(std::string_view name, std::string_view value) {

@@ -19,6 +19,7 @@
 namespace rocksdb {
 class ColumnFamilyHandle;
 class DB;
+class Statistics;
 }  // namespace rocksdb
 
 namespace chord {
@@ -27,6 +28,24 @@ struct RocksDbOptions {
   // fsync the write-ahead log before every write returns (survives power loss, slower).
   // Without it a returned write survives a crash of the process but not of the machine.
   bool sync_writes = false;
+  // Capacity of the cache of uncompressed blocks (data, index and bloom filter blocks).
+  size_t block_cache_bytes = size_t{32} << 20;
+};
+
+// What RocksDB has written since the store was opened. The write amplification is
+// (flush_bytes + compaction_bytes) / user_bytes: the table-file bytes written per byte of
+// keys and values put; the write-ahead log (wal_bytes) comes on top of it.
+struct RocksDbWriteStats {
+  uint64_t user_bytes = 0;        // keys and values of puts and deletes
+  uint64_t wal_bytes = 0;         // appended to the write-ahead log
+  uint64_t flush_bytes = 0;       // table files written by memtable flushes
+  uint64_t compaction_bytes = 0;  // table files written by compactions
+  // 0 before anything was written.
+  double write_amplification() const {
+    return user_bytes == 0 ? 0.0
+                           : static_cast<double>(flush_bytes + compaction_bytes) /
+                                 static_cast<double>(user_bytes);
+  }
 };
 
 class RocksDbStore final : public Store {
@@ -57,11 +76,18 @@ class RocksDbStore final : public Store {
   [[nodiscard]] Status ScanMeta(std::string_view prefix, const MetaVisitor& visit) override;
 
   const std::string& dir() const { return dir_; }
+  // Bytes written since Open, from RocksDB's statistics (safe on the core's thread only, like
+  // every other method).
+  RocksDbWriteStats write_stats() const;
+  // Bytes of the live table files (RocksDB's "rocksdb.live-sst-files-size").
+  uint64_t table_file_bytes() const;
+  // Writes the memtables out to table files and waits for it (tests and measurements).
+  [[nodiscard]] Status Flush();
 
  private:
   RocksDbStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
                std::vector<rocksdb::ColumnFamilyHandle*> handles, RocksDbOptions options,
-               uint64_t count);
+               uint64_t count, std::shared_ptr<rocksdb::Statistics> statistics);
 
   // Whether the database holds `db_key`; NotFound is false, other errors are returned.
   Result<bool> Contains(const std::string& db_key);
@@ -72,6 +98,7 @@ class RocksDbStore final : public Store {
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   const RocksDbOptions options_;
   uint64_t count_;
+  const std::shared_ptr<rocksdb::Statistics> statistics_;
 };
 
 }  // namespace chord
