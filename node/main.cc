@@ -446,6 +446,14 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace chord
 
+// Read by jemalloc when chord-node is linked with it (node/CMakeLists.txt), ignored otherwise:
+// freed memory goes back to the system within about a second, from a background thread,
+// instead of staying resident until later allocations purge it.
+extern "C" {
+// NOLINTNEXTLINE(readability-identifier-naming): the name jemalloc looks for
+const char* malloc_conf = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:1000";
+}
+
 int main(int argc, char** argv) {
   try {
     return chord::Main(argc, argv);

@@ -14,6 +14,11 @@ namespace {
 // Size of the buffer one read lands in. Reads are handled synchronously, so one buffer per
 // thread serves every connection.
 constexpr size_t kReadBufferBytes = 64 << 10;
+// A connection's gathered frames are written at once past this size, so that one loop turn
+// cannot pile up more per connection; and a buffer larger than kKeptGatherCapacity is not
+// kept for the next turn (an idle connection would hold it).
+constexpr size_t kMaxGatheredBytes = 256 << 10;
+constexpr size_t kKeptGatherCapacity = 64 << 10;
 
 std::string UvError(std::string_view what, int rc) {
   return std::string(what) + ": " + uv_strerror(rc);
@@ -129,6 +134,7 @@ void TcpConnection::Send(std::string frame) {
     } else {
       gathered_.append(frame);
     }
+    if (gathered_.size() >= kMaxGatheredBytes) return Flush();  // no unbounded buffer per turn
     if (!in_gather_) {
       in_gather_ = true;
       options_.gather->Add(this);
@@ -156,14 +162,27 @@ void TcpConnection::Flush() {
     if (!s.ok()) return Close(s);
     if (!cipher.empty()) StartWrite(cipher);
   }
-  if (!closing_ && gathered_.empty()) {
+  if (!closing_ && gathered_.empty() && data.capacity() <= kKeptGatherCapacity) {
     data.clear();
     gathered_ = std::move(data);  // its capacity serves the next turn
   }
 }
 
+void TcpConnection::TryWriteNow() {
+  std::string cipher;
+  std::string_view data = gathered_;
+  if (tls_) {
+    if (!tls_->Send(gathered_, &cipher).ok()) return;
+    data = cipher;
+  }
+  if (data.empty()) return;
+  const uv_buf_t buf =
+      uv_buf_init(const_cast<char*>(data.data()), static_cast<unsigned>(data.size()));
+  (void)uv_try_write(reinterpret_cast<uv_stream_t*>(&tcp_), &buf, 1);  // best effort
+}
+
 void TcpConnection::LeaveGather() {
-  if (in_gather_ && options_.gather != nullptr) options_.gather->Remove(this);
+  if (options_.gather != nullptr) options_.gather->Remove(this);
   in_gather_ = false;
 }
 
@@ -186,12 +205,11 @@ void TcpConnection::ReleaseBudgets() {
 
 void TcpConnection::Close(const Status& why) {
   if (closing_) return;
-  // What this turn gathered goes out as it would have without gathering: as far as the socket
-  // takes it at once (a reply followed by a close, say); the rest is dropped with the socket.
-  if (connected_ && !gathered_.empty()) Flush();
-  if (closing_) return;  // the flush failed and closed the connection
   LeaveGather();
   closing_ = true;
+  // What this turn gathered goes out as it would have without gathering: as far as the socket
+  // takes it at once (a reply followed by a close, say); the rest is dropped with the socket.
+  if (connected_ && !gathered_.empty()) TryWriteNow();
   pending_.clear();
   gathered_.clear();
   ReleaseBudgets();

@@ -128,6 +128,8 @@ class TcpConnection {
   void StartWrite(std::string_view data);
   // Stops taking part in the gather (closing).
   void LeaveGather();
+  // Closing: writes what the socket takes of the gathered frames now, without a request.
+  void TryWriteNow();
   // Sends one frame on a connected connection (through TLS when on).
   void Send(std::string frame);
   // Feeds plaintext to the decoder and hands out the complete frames.
