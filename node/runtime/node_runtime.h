@@ -31,6 +31,7 @@
 #include "node/core/node_config.h"
 #include "node/core/ready.h"
 #include "node/runtime/byte_budget.h"
+#include "node/storage/ledger_store.h"
 #include "node/storage/store.h"
 #include "protocol/base/status.h"
 #include "protocol/frame.h"
@@ -205,6 +206,8 @@ class NodeRuntime final {
   RuntimeOptions options_;
   std::unique_ptr<Store> owned_store_;
   Store* store_;
+  // The store with its ledger, shared by every vnode (its counts and digests are kept once).
+  std::unique_ptr<LedgerStore> ledger_;
   std::unique_ptr<uv_loop_s> loop_;
   bool loop_open_ = false;
   Status loop_status_;
