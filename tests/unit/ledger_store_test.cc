@@ -23,7 +23,7 @@
 namespace chord {
 namespace {
 
-// An id whose first bytes are `top` (big-endian) and whose other bytes are all `fill`.
+// An id of arc `arc` whose other bits are taken from `fill` (every byte of it).
 Id IdOf(uint32_t arc, uint8_t fill) {
   Id last = LedgerStore::ArcLast(arc);
   std::array<uint8_t, Id::kBytes> b = last.bytes();
@@ -124,7 +124,6 @@ TEST(LedgerStoreTest, CountsAndDigestsEqualAScanAfterRandomWrites) {
   std::vector<std::string> keys;
   for (int i = 0; i < 500; ++i) keys.push_back("early-" + std::to_string(i));
   for (int i = 0; i < 3000; ++i) keys.push_back("key-" + std::to_string(i));
-  // A few keys packed into one arc, so that ranges inside an arc hold several.
   std::vector<Id> ids;
   for (const auto& k : keys) ids.push_back(Id::Sha1(k));
   for (int round = 0; round < 4; ++round) {
