@@ -19,6 +19,15 @@ constexpr int kMaxSettleSteps = 100'000;
 }  // namespace
 
 ChordNode::ChordNode(Store* store, NodeConfig config, NodeRef self, uint64_t seed)
+    : ChordNode(std::make_unique<LedgerStore>(store), std::move(config), std::move(self), seed) {}
+
+ChordNode::ChordNode(std::unique_ptr<LedgerStore> own, NodeConfig config, NodeRef self,
+                     uint64_t seed)
+    : ChordNode(own.get(), std::move(config), std::move(self), seed) {
+  own_ledger_ = std::move(own);
+}
+
+ChordNode::ChordNode(LedgerStore* store, NodeConfig config, NodeRef self, uint64_t seed)
     : ctx_(config, std::move(self), store, seed),
       lookups_(ctx_),
       membership_(ctx_, lookups_),

@@ -16,6 +16,7 @@
 #define CHORD_NODE_CORE_CHORD_NODE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@
 #include "node/core/ready.h"
 #include "node/core/replication/replication.h"
 #include "node/core/watch/watch_service.h"
+#include "node/storage/ledger_store.h"
 #include "node/storage/store.h"
 #include "protocol/chord.pb.h"
 #include "protocol/id.h"
@@ -48,7 +50,10 @@ class ChordNode {
   using State = NodeState;
 
   // `store` must outlive the node. `seed` seeds the node's random choices (jitter, read
-  // repair), so that a simulation replays from its seed.
+  // repair), so that a simulation replays from its seed. Vnodes of one process share one
+  // LedgerStore (its ledger is kept once); a plain Store gets a LedgerStore of this node's own,
+  // and must then be written only through the node.
+  ChordNode(LedgerStore* store, NodeConfig config, NodeRef self, uint64_t seed);
   ChordNode(Store* store, NodeConfig config, NodeRef self, uint64_t seed);
   ChordNode(const ChordNode&) = delete;
   ChordNode& operator=(const ChordNode&) = delete;
@@ -111,6 +116,7 @@ class ChordNode {
   size_t OperationsInFlight() const;
 
  private:
+  ChordNode(std::unique_ptr<LedgerStore> own, NodeConfig config, NodeRef self, uint64_t seed);
   void Begin(const Clock& now) { ctx_.now = now; }
   // Serves what the step left behind: completions, then loopback messages, until none is
   // left (or a bound is reached; then Ready::wake_at_ms asks for a Tick right away).
@@ -126,6 +132,7 @@ class ChordNode {
   void Round();
   void ScheduleRound();
 
+  std::unique_ptr<LedgerStore> own_ledger_;  // set when given a plain Store
   NodeContext ctx_;
   LookupService lookups_;
   Membership membership_;

@@ -23,7 +23,9 @@ void HandOver::ToPredecessor(bool announce, bool keep_copies) {
   const NodeRef to = *ring.predecessor;
   if (!announce) {
     const auto range = ring.HandOverRange(to, /*for_leave=*/false);
-    if (!range || ctx_.store()->CountInRange(range->from, range->to) == 0) return;
+    if (!range) return;
+    auto held = ctx_.store()->Tally(range->from, range->to);
+    if (held.ok() && held->live + held->tombstones == 0) return;
   }
   Batch b;
   b.to = to;

@@ -21,12 +21,13 @@
 #include "node/core/timers.h"
 #include "node/core/version_clock.h"
 #include "node/core/watch/watch_log.h"
+#include "node/storage/ledger_store.h"
 #include "node/storage/store.h"
 
 namespace chord {
 
 struct NodeContext {
-  NodeContext(const NodeConfig& cfg, NodeRef self, Store* store, uint64_t seed)
+  NodeContext(const NodeConfig& cfg, NodeRef self, LedgerStore* store, uint64_t seed)
       : config(cfg),
         ring(std::move(self), cfg.successors),
         records(store, &versions, &config, &now, &watches),
@@ -49,7 +50,7 @@ struct NodeContext {
   std::mt19937_64 rng;
 
   const NodeRef& self() const { return ring.self; }
-  Store* store() const { return records.store(); }
+  LedgerStore* store() const { return records.store(); }
   void Log(LogLevel level, std::string text) { out.Log(level, std::move(text)); }
   // True with probability `p`.
   bool Chance(double p) {

@@ -30,8 +30,7 @@ uint64_t NodeStatus::ReplicaKeyCount() const {
 }
 
 uint64_t NodeStatus::TombstoneCount() const {
-  const uint64_t all = ctx_.store()->Count();
-  return all - std::min(all, ctx_.records.CountLive(ctx_.self().id, ctx_.self().id));
+  return ctx_.records.CountTombstones(ctx_.self().id, ctx_.self().id);
 }
 
 void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {

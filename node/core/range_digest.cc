@@ -1,83 +1,66 @@
 #include "node/core/range_digest.h"
 
 #include <algorithm>
-#include <cstring>
+#include <numeric>
 
 namespace chord {
-namespace {
 
-// SplitMix64 finaliser: spreads every input bit over the output.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+std::vector<uint32_t> AllPieces(const Id& from, const Id& to) {
+  std::vector<uint32_t> all(LedgerStore::PieceCount(from, to));
+  std::iota(all.begin(), all.end(), 0u);
+  return all;
 }
 
-uint64_t Fold(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
-  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
-  return h;
-}
-
-}  // namespace
-
-uint32_t DigestBucket(const Id& from, const Id& to, uint32_t buckets, const Id& id) {
-  if (buckets <= 1) return 0;
-  // Exact integer arithmetic on the leading 63 bits of the range's span: arcs stay equal for
-  // small ranges too, and both peers compute the same bucket.
-  const std::string span_bytes = Id::Distance(from, to).ToBytes();
-  const std::string at_bytes = Id::Distance(from, id).ToBytes();
-  const bool whole_ring = from == to;
-  int top = -1;  // highest set bit of the span; the whole ring spans 2^160
-  for (int i = 0; i < Id::kBytes && !whole_ring && top < 0; ++i) {
-    const auto byte = static_cast<unsigned char>(span_bytes[i]);
-    for (int bit = 7; bit >= 0; --bit) {
-      if (byte & (1u << bit)) {
-        top = (Id::kBytes - 1 - i) * 8 + bit;
-        break;
-      }
-    }
-  }
-  if (whole_ring) top = Id::kBits;
-  const int shift = std::max(0, top - 62);
-  auto shifted = [shift](const std::string& be) {
-    // (value >> shift) truncated to 64 bits; be is big-endian.
-    unsigned __int128 acc = 0;
-    for (int bit_index = shift + 63; bit_index >= shift; --bit_index) {
-      acc <<= 1;
-      if (bit_index < Id::kBits) {
-        const int byte = Id::kBytes - 1 - bit_index / 8;
-        acc |= (static_cast<unsigned char>(be[byte]) >> (bit_index % 8)) & 1u;
-      }
-    }
-    return static_cast<uint64_t>(acc);
-  };
-  const uint64_t span = whole_ring ? (uint64_t{1} << (Id::kBits - shift)) : shifted(span_bytes);
-  uint64_t at = shifted(at_bytes);
-  if (at == 0 && id == to) at = span;  // (from, to] ends at `to` itself
-  if (span == 0) return 0;
-  const unsigned __int128 b = static_cast<unsigned __int128>(at) * buckets / span;
-  return static_cast<uint32_t>(std::min<unsigned __int128>(b, buckets - 1));
-}
-
-uint64_t RecordDigest(const Id& key_id, const wire::Record& record) {
-  const std::string id = key_id.ToBytes();
-  uint64_t h = Fold(id) ^ Fold(record.key());
-  h = Mix(h ^ Mix(record.version()));
-  h = Mix(h ^ Fold(record.writer()) ^ (record.deleted() ? 0x5bd1e995ULL : 0));
-  return h;
-}
-
-Result<std::vector<uint64_t>> ComputeRangeDigests(Store* store, const Id& from, const Id& to,
-                                                  uint32_t buckets) {
-  std::vector<uint64_t> digests(std::max<uint32_t>(buckets, 1), 0);
+Result<std::vector<uint64_t>> ScanPieceDigests(Store* store, const Id& from, const Id& to) {
+  std::vector<uint64_t> digests(LedgerStore::PieceCount(from, to), 0);
   Status s = store->Scan(from, to, [&](const Id& id, const wire::Record& rec) {
-    digests[DigestBucket(from, to, buckets, id)] += RecordDigest(id, rec);
+    digests[LedgerStore::PieceIndex(from, to, id)] += RecordDigest(id, rec);
     return true;
   });
   if (!s.ok()) return s;
   return digests;
+}
+
+Result<PiecePage> ReadPieces(Store* store, const Id& from, const Id& to,
+                             std::vector<uint32_t> wanted, const std::optional<Id>& after,
+                             const PageLimits& limits, size_t max_visited,
+                             const Store::Filter& keep) {
+  const uint32_t n = LedgerStore::PieceCount(from, to);
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  const uint32_t first = after ? LedgerStore::PieceIndex(from, to, *after) : 0;
+  PiecePage out;
+  StorePage& page = out.page;
+  size_t visited = 0;
+  for (uint32_t index : wanted) {
+    if (index >= n || index < first || page.more) continue;
+    RangePiece piece = LedgerStore::Piece(from, to, index);
+    if (index == first && after) piece.from = *after;
+    if (piece.empty()) continue;
+    Status s = store->Scan(piece.from, piece.to, [&](const Id& id, const wire::Record& rec) {
+      if (visited >= max_visited) {
+        page.more = true;
+        return false;
+      }
+      ++visited;
+      if (keep && !keep(id, rec)) {
+        out.last = id;
+        return true;
+      }
+      const size_t size = Store::RecordBytes(rec);
+      if (!page.records.empty() &&
+          (page.bytes + size > limits.max_bytes || page.records.size() >= limits.max_records)) {
+        page.more = true;
+        return false;
+      }
+      page.bytes += size;
+      page.records.emplace_back(id, rec);
+      out.last = id;
+      return true;
+    });
+    if (!s.ok()) return s;
+  }
+  return out;
 }
 
 }  // namespace chord

@@ -1,5 +1,8 @@
 #include "node/core/record_store.h"
 
+#include <string_view>
+#include <unordered_set>
+
 #include "node/core/data/write_conditions.h"
 #include "node/core/record_order.h"
 #include "protocol/limits.h"
@@ -53,7 +56,7 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
     return s;
   }
   const uint64_t prev = s.ok() ? old.version() : 0;
-  s = store_->Put(key_id, rec);
+  s = store_->PutReplacing(key_id, rec, s.ok() ? &old : nullptr);
   if (!s.ok()) return s;
   if (!rec.deleted()) expiry_.Note(rec.expires_unix_ms(), key_id, rec.key());
   if (stored != nullptr) *stored = true;
@@ -64,14 +67,20 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
 Result<uint64_t> RecordStore::EraseIfUnchanged(const std::vector<RecordStamp>& stamps,
                                                bool tombstones_only) {
   StoreBatch batch;
-  for (const RecordStamp& r : stamps) {
-    wire::Record current;
+  std::vector<wire::Record> current(stamps.size());
+  std::vector<const wire::Record*> before;
+  std::unordered_set<std::string_view> erased;
+  for (size_t i = 0; i < stamps.size(); ++i) {
+    const RecordStamp& r = stamps[i];
     // A record that cannot be read is left alone; the next round tries again.
-    if (!store_->Get(r.key_id, r.key, &current).ok()) continue;
-    if (current.version() != r.version || (tombstones_only && !current.deleted())) continue;
+    if (!store_->Get(r.key_id, r.key, &current[i]).ok()) continue;
+    if (current[i].version() != r.version || (tombstones_only && !current[i].deleted())) continue;
+    // The same key twice: the second finds it erased.
+    if (!erased.insert(r.key).second) continue;
     batch.Erase(r.key_id, r.key);
+    before.push_back(&current[i]);
   }
-  Status s = store_->Write(batch);
+  Status s = store_->WriteReplacing(batch, before);
   if (!s.ok()) return s;
   return static_cast<uint64_t>(batch.size());
 }
@@ -84,20 +93,23 @@ Result<StorePage> RecordStore::ReadPage(const KeyRange& range, const std::option
 }
 
 uint64_t RecordStore::CountLive(const Id& from, const Id& to) const {
-  uint64_t n = 0;
-  Status s = store_->Scan(from, to, [&n](const Id&, const wire::Record& rec) {
-    if (!rec.deleted()) ++n;
-    return true;
-  });
-  return s.ok() ? n : 0;
+  auto t = store_->Tally(from, to);
+  return t.ok() ? t->live : 0;
+}
+
+uint64_t RecordStore::CountTombstones(const Id& from, const Id& to) const {
+  auto t = store_->Tally(from, to);
+  return t.ok() ? t->tombstones : 0;
 }
 
 Status RecordStore::ObserveAllVersions() {
-  return store_->Scan(Id(), Id(), [this](const Id& id, const wire::Record& rec) {
+  auto observe = [this](const Id& id, const wire::Record& rec) {
     clock_->Observe(rec.version());
     if (!rec.deleted()) expiry_.Note(rec.expires_unix_ms(), id, rec.key());
     return true;
-  });
+  };
+  if (!store_->filled()) return store_->Fill(observe);
+  return store_->Scan(Id(), Id(), observe);
 }
 
 std::vector<RecordStamp> StampsOf(const StorePage& page) {

@@ -2,7 +2,8 @@
 // no record is stored that breaks the data limits, whoever sent it (key and value sizes, a
 // version from the future, a malformed writer); last-writer-wins stores (RecordNewer decides),
 // erasing a batch of records only where they are still the versions that were sent or confirmed,
-// pages of a range that resume after a key id, and counts of live records. It feeds every version
+// pages of a range that resume after a key id, and counts of live records and tombstones (from
+// the LedgerStore's arcs, which its writes keep up to date). It feeds every version
 // it stores to the VersionClock, every expiry time to the ExpiryIndex and every change of a
 // watched key to the WatchLog. Not thread-safe; the node's thread only.
 #ifndef CHORD_NODE_CORE_RECORD_STORE_H_
@@ -19,6 +20,7 @@
 #include "node/core/ring_state.h"
 #include "node/core/version_clock.h"
 #include "node/core/watch/watch_log.h"
+#include "node/storage/ledger_store.h"
 #include "node/storage/store.h"
 #include "protocol/base/status.h"
 #include "protocol/chord.pb.h"
@@ -35,11 +37,11 @@ struct RecordStamp {
 
 class RecordStore {
  public:
-  RecordStore(Store* store, VersionClock* clock, const NodeConfig* config, const Clock* now,
+  RecordStore(LedgerStore* store, VersionClock* clock, const NodeConfig* config, const Clock* now,
               WatchLog* watches)
       : store_(store), clock_(clock), config_(config), now_(now), watches_(watches) {}
 
-  Store* store() const { return store_; }
+  LedgerStore* store() const { return store_; }
 
   // What is wrong with `rec` as a record to store (one sentence), or "": a key outside the
   // limits, a value over max_value_bytes, a version more than max_clock_skew_ms ahead of this
@@ -68,16 +70,19 @@ class RecordStore {
   [[nodiscard]] Result<StorePage> ReadPage(const KeyRange& range, const std::optional<Id>& after,
                                            const PageLimits& limits,
                                            const Store::Filter& keep = nullptr);
-  // Live (not deleted) records in (from, to].
+  // Live (not deleted) records in (from, to] (from == to: all), and tombstones; from the
+  // ledger, scanning at most the two edge arcs.
   uint64_t CountLive(const Id& from, const Id& to) const;
+  uint64_t CountTombstones(const Id& from, const Id& to) const;
   // Versions continue above everything stored (a restart on the same data); also fills the
-  // expiry index from the records that carry an expiry.
+  // expiry index from the records that carry an expiry, and the store's ledger when no vnode
+  // sharing the store has filled it yet (the same scan).
   [[nodiscard]] Status ObserveAllVersions();
   // The records with an expiry time that were stored (the ExpirySweeper's work list).
   ExpiryIndex& expiry() { return expiry_; }
 
  private:
-  Store* store_;
+  LedgerStore* store_;
   VersionClock* clock_;
   const NodeConfig* config_;
   const Clock* now_;

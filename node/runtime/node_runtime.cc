@@ -88,6 +88,7 @@ NodeRuntime::NodeRuntime(RuntimeOptions options, Store* store)
     owned_store_ = std::make_unique<MemoryStore>();
     store_ = owned_store_.get();
   }
+  ledger_ = std::make_unique<LedgerStore>(store_);
   const int rc = uv_loop_init(loop_.get());
   if (rc < 0) {
     loop_status_ = Status::IoError(std::string("cannot create the event loop: ") + uv_strerror(rc));
@@ -176,7 +177,7 @@ Status NodeRuntime::Start() {
   for (int i = 0; i < count; ++i) {
     const uint64_t seed = (uint64_t{device()} << 32) ^ device();
     Vnode v;
-    v.node = std::make_unique<ChordNode>(store_, options_.node, refs[i], seed);
+    v.node = std::make_unique<ChordNode>(ledger_.get(), options_.node, refs[i], seed);
     v.node->SetProcessVnodes(refs);
     v.node->SetProcessStats(&process_stats_);
     v.log_prefix = count == 1 ? "" : "[#" + std::to_string(i) + "] ";
@@ -367,22 +368,20 @@ void NodeRuntime::Shutdown() {
 }
 
 std::string NodeRuntime::RenderMetrics() {
-  // Tombstones per vnode, in one scan of the shared store: a record belongs to the first
-  // vnode of this process clockwise from its key id, as in the core's accounting.
+  // Tombstones per vnode from the shared store's ledger: a record belongs to the first vnode
+  // of this process clockwise from its key id, as in the core's accounting.
   std::vector<std::pair<Id, size_t>> ring;
   for (size_t i = 0; i < vnodes_.size(); ++i) ring.emplace_back(vnodes_[i].node->self().id, i);
   std::sort(ring.begin(), ring.end());
   std::vector<uint64_t> tombstones(vnodes_.size(), 0);
-  if (!ring.empty()) {
-    Status s = store_->Scan(Id(), Id(), [&](const Id& key_id, const wire::Record& rec) {
-      if (!rec.deleted()) return true;
-      auto it = std::lower_bound(ring.begin(), ring.end(), key_id,
-                                 [](const auto& entry, const Id& id) { return entry.first < id; });
-      if (it == ring.end()) it = ring.begin();
-      ++tombstones[it->second];
-      return true;
-    });
-    if (!s.ok()) Log(LogLevel::kWarn, "metrics: cannot count tombstones: " + s.message());
+  for (size_t k = 0; k < ring.size(); ++k) {
+    const Id& from = ring[k == 0 ? ring.size() - 1 : k - 1].first;
+    auto t = ledger_->Tally(from, ring[k].first);
+    if (!t.ok()) {
+      Log(LogLevel::kWarn, "metrics: cannot count tombstones: " + t.status().message());
+      break;
+    }
+    tombstones[ring[k].second] = t->tombstones;
   }
   std::vector<VnodeMetricsSample> samples;
   samples.reserve(vnodes_.size());

@@ -32,6 +32,7 @@
 #include "node/core/ready.h"
 #include "node/runtime/byte_budget.h"
 #include "node/runtime/process_stats.h"
+#include "node/storage/ledger_store.h"
 #include "node/storage/store.h"
 #include "protocol/base/status.h"
 #include "protocol/frame.h"
@@ -208,6 +209,8 @@ class NodeRuntime final {
   std::unique_ptr<Store> owned_store_;
   ProcStatsSource process_stats_;  // this process's CPU and memory, for status and /metrics
   Store* store_;
+  // The store with its ledger, shared by every vnode (its counts and digests are kept once).
+  std::unique_ptr<LedgerStore> ledger_;
   std::unique_ptr<uv_loop_s> loop_;
   bool loop_open_ = false;
   Status loop_status_;

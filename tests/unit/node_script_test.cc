@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "node/core/chord_node.h"
+#include "node/storage/ledger_store.h"
 #include "node/storage/memory_store.h"
 #include "protocol/messages.h"
 #include "protocol/ring_address.h"
@@ -130,7 +131,8 @@ class ScriptRunner {
       if (w[i].rfind("join=", 0) == 0) join.push_back(L().Node(w[i].substr(5)).addr);
       if (w[i].rfind("batch=", 0) == 0) config.transfer_batch_bytes = std::stoul(w[i].substr(6));
     }
-    store_ = std::make_unique<MemoryStore>();
+    memory_ = std::make_unique<MemoryStore>();
+    store_ = std::make_unique<LedgerStore>(memory_.get());
     node_ = std::make_unique<ChordNode>(store_.get(), config, L().Node(w[1]), /*seed=*/7);
     if (!join.empty()) {
       node_->Start(now_, join);
@@ -267,7 +269,8 @@ class ScriptRunner {
   int cases_ = 0;
   Clock now_;
   uint64_t next_request_id_ = 0;
-  std::unique_ptr<MemoryStore> store_;
+  std::unique_ptr<MemoryStore> memory_;
+  std::unique_ptr<LedgerStore> store_;  // writes to it keep the node's ledger right
   std::unique_ptr<ChordNode> node_;
   std::vector<Sent> sent_;
   std::vector<Ready::Reply> replies_;

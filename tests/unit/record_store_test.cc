@@ -9,6 +9,7 @@
 #include "node/core/record_order.h"
 #include "node/core/version_clock.h"
 #include "node/core/watch/watch_log.h"
+#include "node/storage/ledger_store.h"
 #include "node/storage/memory_store.h"
 #include "protocol/id.h"
 
@@ -17,7 +18,8 @@ namespace {
 
 // One RecordStore over a memory store, its clock at a fixed wall time.
 struct Fixture {
-  MemoryStore store;
+  MemoryStore memory;
+  LedgerStore store{&memory};
   VersionClock clock;
   NodeConfig config;
   Clock now{1'000, uint64_t{1'800'000'000'000}};

@@ -291,7 +291,7 @@ TEST(ReplicationTest, AntiEntropyRepairsAWipedReplicaAndCostsOneMessageWhenClean
   EXPECT_GE(clean + 2 * net.LiveNodes().size(), rounds);  // all but the rounds in flight
   EXPECT_EQ(repaired, 0u);
   // Wipe one node's store behind its back.
-  MemoryStore* victim = net.store(Addr(4));
+  Store* victim = net.store(Addr(4));
   std::vector<std::pair<Id, std::string>> all;
   ASSERT_TRUE(victim
                   ->Scan(Id::Max(), Id::Max(),
@@ -304,6 +304,57 @@ TEST(ReplicationTest, AntiEntropyRepairsAWipedReplicaAndCostsOneMessageWhenClean
   for (const auto& [id, key] : all) ASSERT_TRUE(victim->Erase(id, key).ok());
   std::string why;
   EXPECT_TRUE(net.RunUntil([&] { return PlacedExactly(net, keys, &why); }, 30000)) << why;
+}
+
+TEST(ReplicationTest, AntiEntropyRepairsAReplicaWithMissingKeysOlderVersionsAndStaleTombstones) {
+  SimNetwork net(Net(16));
+  auto addrs = StartRing(net, 5);
+  const auto keys = PutKeys(net, Addr(1), 150);
+  net.RunFor(3000);
+  // Behind one replica's back: a third of its keys gone, a third at an older version, a third
+  // replaced by an older tombstone.
+  Store* victim = net.store(Addr(3));
+  std::vector<std::pair<Id, wire::Record>> held;
+  ASSERT_TRUE(victim
+                  ->Scan(Id::Max(), Id::Max(),
+                         [&](const Id& id, const wire::Record& r) {
+                           held.emplace_back(id, r);
+                           return true;
+                         })
+                  .ok());
+  ASSERT_GE(held.size(), 30u);
+  for (size_t i = 0; i < held.size(); ++i) {
+    const auto& [id, rec] = held[i];
+    wire::Record stale = rec;
+    stale.set_version(rec.version() - 1);
+    if (i % 3 == 0) {
+      ASSERT_TRUE(victim->Erase(id, rec.key()).ok());
+    } else if (i % 3 == 1) {
+      stale.set_value("older");
+      ASSERT_TRUE(victim->Put(id, stale).ok());
+    } else {
+      stale.clear_value();
+      stale.set_deleted(true);
+      ASSERT_TRUE(victim->Put(id, stale).ok());
+    }
+  }
+  // Every holder ends with the version every other holder has, live.
+  auto repaired = [&] {
+    for (const auto& [id, rec] : held) {
+      wire::Record now;
+      if (!victim->Get(id, rec.key(), &now).ok()) return false;
+      if (now.deleted() || now.version() != rec.version() || now.value() != rec.value()) {
+        return false;
+      }
+    }
+    return true;
+  };
+  EXPECT_TRUE(net.RunUntil(repaired, 30000));
+  std::string why;
+  EXPECT_TRUE(PlacedExactly(net, keys, &why)) << why;
+  uint64_t fixed = 0;
+  for (const ChordNode* n : net.LiveNodes()) fixed += n->counters().keys_repaired;
+  EXPECT_GT(fixed, 0u);
 }
 
 TEST(ReplicationTest, AJoinCopiesTheNewNodesRangesAndOthersDropWhatTheyNoLongerHold) {
@@ -372,20 +423,9 @@ TEST(RecordOrderTest, HigherVersionThenWriterThenTombstoneWins) {
   EXPECT_FALSE(RecordNewer(b, a));
 }
 
-TEST(RangeDigestTest, BucketsCutTheRangeIntoEqualArcs) {
-  const Id from = Id::Sha1("a");
-  const Id to = from + Id::PowerOfTwo(100);
-  EXPECT_EQ(DigestBucket(from, to, 16, to), 15u);
-  EXPECT_EQ(DigestBucket(from, to, 16, from + Id::PowerOfTwo(99)), 8u);
-  EXPECT_EQ(DigestBucket(from, to, 16, from + Id::PowerOfTwo(90)), 0u);
-  // The whole ring (from == to), wrapping past zero.
-  EXPECT_EQ(DigestBucket(from, from, 16, from + Id::PowerOfTwo(159)), 8u);
-  EXPECT_EQ(DigestBucket(from, from, 16, from + Id::PowerOfTwo(150)), 0u);
-  EXPECT_EQ(DigestBucket(from, from, 16, from), 15u);
-}
-
-TEST(RangeDigestTest, DigestsDifferOnlyWhereARecordDiffers) {
-  MemoryStore x, y;
+TEST(RangeDigestTest, DigestsDifferOnlyInThePieceOfTheRecordThatDiffers) {
+  MemoryStore mx, my;
+  LedgerStore x(&mx), y(&my);
   for (int i = 0; i < 200; ++i) {
     wire::Record r;
     r.set_key("k" + std::to_string(i));
@@ -394,21 +434,29 @@ TEST(RangeDigestTest, DigestsDifferOnlyWhereARecordDiffers) {
     ASSERT_TRUE(x.Put(Id::Sha1(r.key()), r).ok());
     ASSERT_TRUE(y.Put(Id::Sha1(r.key()), r).ok());
   }
-  const Id from = Id::Max();
-  auto dx = ComputeRangeDigests(&x, from, from, 64);
-  auto dy = ComputeRangeDigests(&y, from, from, 64);
+  const Id from = Id::Sha1("range start");
+  const Id to = from + Id::PowerOfTwo(158);  // a quarter of the ring
+  auto dx = x.PieceDigests(from, to);
+  auto dy = y.PieceDigests(from, to);
   ASSERT_TRUE(dx.ok() && dy.ok());
   EXPECT_EQ(*dx, *dy);
+  EXPECT_EQ(dx->size(), LedgerStore::kArcs / 4 + 1);
+  // A key of the range changes on one side only.
+  std::string key;
+  for (int i = 0; key.empty(); ++i) {
+    if (Id::InHalfOpen(Id::Sha1("k" + std::to_string(i)), from, to)) key = "k" + std::to_string(i);
+  }
   wire::Record changed;
-  changed.set_key("k42");
+  changed.set_key(key);
   changed.set_version(8);
-  ASSERT_TRUE(y.Put(Id::Sha1("k42"), changed).ok());
-  dy = ComputeRangeDigests(&y, from, from, 64);
+  ASSERT_TRUE(y.Put(Id::Sha1(key), changed).ok());
+  dy = y.PieceDigests(from, to);
+  ASSERT_TRUE(dy.ok());
   int differing = 0;
-  for (int i = 0; i < 64; ++i) differing += (*dx)[i] != (*dy)[i];
+  for (size_t i = 0; i < dx->size(); ++i) differing += (*dx)[i] != (*dy)[i];
   EXPECT_EQ(differing, 1);
-  EXPECT_NE((*dx)[DigestBucket(from, from, 64, Id::Sha1("k42"))],
-            (*dy)[DigestBucket(from, from, 64, Id::Sha1("k42"))]);
+  const uint32_t piece = LedgerStore::PieceIndex(from, to, Id::Sha1(key));
+  EXPECT_NE((*dx)[piece], (*dy)[piece]);
 }
 
 }  // namespace

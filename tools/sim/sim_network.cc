@@ -199,7 +199,8 @@ const ChordNode* SimNetwork::AddNode(const std::string& addr, const NodeConfig& 
   auto host = std::make_unique<Host>();
   host->addr = addr;
   host->index = next_host_index_++;
-  host->store = std::make_unique<MemoryStore>();
+  host->memory = std::make_unique<MemoryStore>();
+  host->store = std::make_unique<LedgerStore>(host->memory.get());
   host->node =
       std::make_unique<ChordNode>(host->store.get(), config, NodeRef::ForAddress(addr), rng_());
   Host* h = host.get();
@@ -311,7 +312,7 @@ const ChordNode* SimNetwork::node(const std::string& addr) const {
   return h == nullptr ? nullptr : h->node.get();
 }
 
-MemoryStore* SimNetwork::store(const std::string& addr) const {
+LedgerStore* SimNetwork::store(const std::string& addr) const {
   Host* h = FindHost(addr);
   return h == nullptr ? nullptr : h->store.get();
 }

@@ -18,6 +18,7 @@
 
 #include "node/core/chord_node.h"
 #include "node/core/ready.h"
+#include "node/storage/ledger_store.h"
 #include "node/storage/memory_store.h"
 
 namespace chord::sim {
@@ -107,7 +108,9 @@ class SimNetwork {
 
   // The live node on `addr`, or null.
   const ChordNode* node(const std::string& addr) const;
-  MemoryStore* store(const std::string& addr) const;
+  // The store of the node on `addr` (with its ledger: writes to it keep the node's counts
+  // and digests right, as if the records had been there), or null.
+  LedgerStore* store(const std::string& addr) const;
   // Number of live nodes (any state).
   size_t live_count() const { return hosts_.size(); }
   // Live nodes (joined or joining), in id order.
@@ -123,7 +126,8 @@ class SimNetwork {
   struct Host {
     std::string addr;
     uint64_t index = 0;
-    std::unique_ptr<MemoryStore> store;
+    std::unique_ptr<MemoryStore> memory;
+    std::unique_ptr<LedgerStore> store;  // over `memory`
     std::unique_ptr<ChordNode> node;
     uint64_t wake_generation = 0;  // only the wake event of this generation runs
     bool paused = false;

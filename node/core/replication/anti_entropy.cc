@@ -15,10 +15,10 @@ namespace {
 
 // Ranges the clean-up walk examines per round, beyond the R-1 it keeps.
 constexpr int kExtraRangesPerRound = 2;
-// Upper bound on the digest arcs of a range.
-constexpr uint32_t kMaxBuckets = 4096;
 // Pages of differing records one comparison pulls from a replica at most.
 constexpr int kMaxPullPages = 64;
+// Records of differing pieces one push looks at, at most (the rest waits for the next round).
+constexpr size_t kMaxPushVisits = 20'000;
 
 }  // namespace
 
@@ -34,14 +34,15 @@ void AntiEntropy::Round() {
     return cleanup_.Run(walk);
   }
   if (!start && !ring.successors.empty()) return;  // our range is unknown for now
-  buckets_ = std::clamp<uint32_t>(ctx_.config.digest_buckets, 1, kMaxBuckets);
-  auto digests = ComputeRangeDigests(ctx_.store(), range_.from, range_.to, buckets_);
+  // Whole arcs come from the store's ledger; only the two edge pieces are scanned.
+  auto digests = ctx_.store()->PieceDigests(range_.from, range_.to);
   if (!digests.ok()) {
     ctx_.Log(LogLevel::kError, "anti-entropy cannot read the store: " + digests.status().message());
     return;
   }
   running_ = true;
   ++round_;
+  pieces_ = static_cast<uint32_t>(digests->size());
   clean_ = true;
   pending_ = targets_.size();
   sessions_.assign(targets_.size(), Session{});
@@ -86,7 +87,7 @@ void AntiEntropy::OnDigests(size_t index, const wire::Envelope* response) {
 
 void AntiEntropy::Pull(size_t index) {
   Session& s = sessions_[index];
-  wire::Envelope req = msg::SyncPull(range_.from, range_.to, buckets_, s.differing,
+  wire::Envelope req = msg::SyncPull(range_.from, range_.to, pieces_, s.differing,
                                      ctx_.config.transfer_batch_bytes, s.after);
   ctx_.counters.anti_entropy_bytes += req.ByteSizeLong();
   ctx_.out.Send(s.target, std::move(req), ctx_.config.transfer_timeout_ms, Ref(kPull, index));
@@ -129,27 +130,24 @@ void AntiEntropy::OnPulled(size_t index, const wire::Envelope* response) {
 
 void AntiEntropy::Push(size_t index) {
   Session& s = sessions_[index];
-  std::vector<bool> wanted(buckets_, false);
-  for (uint32_t b : s.differing) {
-    if (b < buckets_) wanted[b] = true;
-  }
   std::unordered_map<std::string, wire::Record> have;
   for (auto& r : s.theirs) {
     std::string key = r.key();
     have.emplace(std::move(key), std::move(r));
   }
   s.theirs.clear();
-  auto page = ctx_.records.ReadPage(
-      range_, std::nullopt, PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX},
-      [&](const Id& id, const wire::Record& rec) {
-        if (!wanted[DigestBucket(range_.from, range_.to, buckets_, id)]) return false;
-        auto it = have.find(rec.key());
-        return it == have.end() || RecordNewer(rec, it->second);
-      });
-  if (!page.ok() || page->records.empty()) return SessionDone(false);
-  ctx_.counters.anti_entropy_bytes += page->bytes;
+  // Only the differing pieces are read, and at most kMaxPushVisits of their records.
+  auto read = ReadPieces(ctx_.store(), range_.from, range_.to, s.differing, std::nullopt,
+                         PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX}, kMaxPushVisits,
+                         [&](const Id&, const wire::Record& rec) {
+                           auto it = have.find(rec.key());
+                           return it == have.end() || RecordNewer(rec, it->second);
+                         });
+  if (!read.ok() || read->page.records.empty()) return SessionDone(false);
+  StorePage& page = read.value().page;
+  ctx_.counters.anti_entropy_bytes += page.bytes;
   std::vector<wire::Record> records;
-  for (auto& [id, rec] : page->records) records.push_back(std::move(rec));
+  for (auto& [id, rec] : page.records) records.push_back(std::move(rec));
   s.pushed = records.size();
   ctx_.out.Send(s.target, msg::Replicate(ctx_.self(), std::move(records)),
                 ctx_.config.transfer_timeout_ms, Ref(kPush, index));

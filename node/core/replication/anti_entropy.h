@@ -1,8 +1,10 @@
 // AntiEntropy: how the owner of a range keeps its replicas equal to it. A round cuts the
-// owner's range into digest_buckets arcs and sends the arcs' digests to each member of the
-// replica set (one Session per replica, in parallel); the replica answers with the arcs that
-// differ, the owner pulls the replica's records of those arcs (paged), keeps what is newer
-// and pushes what the replica lacks or holds older. When every replica matched, tombstones
+// owner's range at the ledger's fixed arcs into pieces (range_digest.h) and sends the pieces'
+// digests, read from the store's ledger (only the two edge pieces are scanned), to each member
+// of the replica set (one Session per replica, in parallel); the replica answers with the
+// pieces that differ, the owner pulls the replica's records of those pieces (paged), keeps
+// what is newer and pushes what the replica lacks or holds older. No step reads more than a
+// bounded part of the store. When every replica matched, tombstones
 // past their grace period are purged, replicas first. Every round ends with a few steps of
 // the clean-up walk. Started by Replication on its period; the node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_ANTI_ENTROPY_H_
@@ -36,7 +38,7 @@ class AntiEntropy {
   // The comparison with one replica.
   struct Session {
     NodeRef target;
-    std::vector<uint32_t> differing;   // arcs whose digests differ
+    std::vector<uint32_t> differing;   // pieces whose digests differ
     std::optional<Id> after;           // where the next pull page continues
     std::vector<wire::Record> theirs;  // the replica's versions of those arcs (no values)
     int pages_left = 0;
@@ -64,7 +66,7 @@ class AntiEntropy {
   bool running_ = false;
   uint64_t round_ = 0;
   KeyRange range_;
-  uint32_t buckets_ = 0;
+  uint32_t pieces_ = 0;  // pieces of range_
   std::vector<NodeRef> targets_;
   std::vector<Session> sessions_;
   size_t pending_ = 0;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "node/core/data/write_conditions.h"
+#include "node/core/range_digest.h"
 #include "node/core/record_order.h"
 #include "protocol/messages.h"
 
@@ -33,12 +34,16 @@ void QuorumRead::Start(const std::string& key, std::optional<wire::Record> own, 
   op.asked = policy_.Targets();
   op.pending = op.asked.size();
   if (op.pending == 0) return Finish(id);
-  // The key's id alone: (id - 1, id], one arc, wanted; the answer holds whole records.
+  // The key's id alone: (id - 1, id], all of its (one or two) pieces wanted; the answer
+  // holds whole records.
   const Id lo = op.key_id - Id::PowerOfTwo(0);
+  const std::vector<uint32_t> pieces = AllPieces(lo, op.key_id);
   for (size_t i = 0; i < op.asked.size(); ++i) {
-    ctx_.out.Send(op.asked[i], msg::SyncPull(lo, op.key_id, 1, {0}, 0, std::nullopt),
-                  ctx_.config.rpc_timeout_ms,
-                  OpRef{OpKind::kQuorumRead, kPull, static_cast<uint16_t>(i), id});
+    ctx_.out.Send(
+        op.asked[i],
+        msg::SyncPull(lo, op.key_id, static_cast<uint32_t>(pieces.size()), pieces, 0, std::nullopt),
+        ctx_.config.rpc_timeout_ms,
+        OpRef{OpKind::kQuorumRead, kPull, static_cast<uint16_t>(i), id});
   }
 }
 

@@ -12,8 +12,8 @@
 namespace chord {
 namespace {
 
-// Upper bound on the digest arcs a peer may ask us to compute.
-constexpr uint32_t kMaxBuckets = 4096;
+// Records one pull answer looks at, at most.
+constexpr size_t kMaxPullVisits = 100'000;
 
 }  // namespace
 
@@ -123,17 +123,18 @@ void ReplicaServer::HandleSyncDigest(ReplyToken from, const wire::Envelope& requ
   auto* r = reply.mutable_sync_digest_resp();
   auto lo = Id::FromBytes(d.from_id());
   auto hi = Id::FromBytes(d.to_id());
-  const uint32_t buckets = d.buckets();
-  if (!lo || !hi || buckets == 0 || buckets > kMaxBuckets ||
-      static_cast<uint32_t>(d.digests_size()) != buckets) {
+  // The digests must be those of the range's pieces, one each (at most kMaxPieces).
+  const uint32_t pieces = d.buckets();
+  if (!lo || !hi || pieces != LedgerStore::PieceCount(*lo, *hi) ||
+      static_cast<uint32_t>(d.digests_size()) != pieces) {
     r->set_code(wire::INVALID);
   } else if (leaving()) {
     r->set_code(wire::SHUTTING_DOWN);
-  } else if (auto mine = ComputeRangeDigests(ctx_.store(), *lo, *hi, buckets); !mine.ok()) {
+  } else if (auto mine = ctx_.store()->PieceDigests(*lo, *hi); !mine.ok()) {
     r->set_code(wire::UNAVAILABLE);
   } else {
     r->set_code(wire::OK);
-    for (uint32_t i = 0; i < buckets; ++i) {
+    for (uint32_t i = 0; i < pieces; ++i) {
       if ((*mine)[i] != d.digests(static_cast<int>(i))) r->add_differing(i);
     }
   }
@@ -146,8 +147,8 @@ void ReplicaServer::HandleSyncPull(ReplyToken from, const wire::Envelope& reques
   auto* r = reply.mutable_sync_pull_resp();
   auto lo = Id::FromBytes(p.from_id());
   auto hi = Id::FromBytes(p.to_id());
-  const uint32_t buckets = p.buckets();
-  if (!lo || !hi || buckets == 0 || buckets > kMaxBuckets) {
+  if (!lo || !hi || p.buckets() != LedgerStore::PieceCount(*lo, *hi) ||
+      static_cast<uint32_t>(p.wanted_size()) > LedgerStore::kMaxPieces) {
     r->set_code(wire::INVALID);
     return ctx_.out.Reply(from, request.request_id(), std::move(reply));
   }
@@ -157,10 +158,6 @@ void ReplicaServer::HandleSyncPull(ReplyToken from, const wire::Envelope& reques
     r->set_code(wire::UNAVAILABLE);
     return ctx_.out.Reply(from, request.request_id(), std::move(reply));
   }
-  std::vector<bool> wanted(buckets, false);
-  for (uint32_t b : p.wanted()) {
-    if (b < buckets) wanted[b] = true;
-  }
   const size_t max_bytes =
       std::min<size_t>(p.max_bytes() == 0 ? ctx_.config.transfer_batch_bytes : p.max_bytes(),
                        ctx_.config.transfer_batch_bytes);
@@ -169,15 +166,13 @@ void ReplicaServer::HandleSyncPull(ReplyToken from, const wire::Envelope& reques
   if (after && !Id::InHalfOpen(*after, *lo, *hi)) after.reset();
   const Id from_id = *lo;
   const Id to_id = *hi;
-  auto page =
-      ctx_.records.ReadPage(KeyRange{from_id, to_id}, after, PageLimits{max_bytes, SIZE_MAX},
-                            [&](const Id& id, const wire::Record&) {
-                              return wanted[DigestBucket(from_id, to_id, buckets, id)];
-                            });
-  r->set_code(page.ok() ? wire::OK : wire::UNAVAILABLE);
-  if (page.ok()) {
-    for (auto& [id, rec] : page->records) *r->add_records() = std::move(rec);
-    r->set_more(page->more);
+  // Only the wanted pieces are read, a bounded page of them.
+  auto read = ReadPieces(ctx_.store(), from_id, to_id, {p.wanted().begin(), p.wanted().end()},
+                         after, PageLimits{max_bytes, SIZE_MAX}, kMaxPullVisits);
+  r->set_code(read.ok() ? wire::OK : wire::UNAVAILABLE);
+  if (read.ok()) {
+    for (auto& [id, rec] : read.value().page.records) *r->add_records() = std::move(rec);
+    r->set_more(read->page.more);
   }
   ctx_.out.Reply(from, request.request_id(), std::move(reply));
 }

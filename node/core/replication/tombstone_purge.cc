@@ -4,12 +4,16 @@
 #include <string>
 #include <utility>
 
+#include "node/core/range_digest.h"
 #include "node/core/record_order.h"
 #include "protocol/limits.h"
 #include "protocol/messages.h"
 
 namespace chord {
 namespace {
+
+// Records one round looks at for tombstones past their grace, at most.
+constexpr size_t kMaxPurgeVisits = 20'000;
 
 std::vector<RecordStamp> Stamps(const std::vector<wire::Record>& records) {
   std::vector<RecordStamp> out;
@@ -62,16 +66,30 @@ void TombstonePurge::Start(const KeyRange& range, const std::vector<NodeRef>& re
   if (MembersMissing()) return;
   const uint64_t now = ctx_.now.wall_ms;
   const uint64_t grace = ctx_.config.tombstone_grace_ms;
-  auto page = ctx_.records.ReadPage(
-      range, std::nullopt, PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX},
-      [now, grace](const Id&, const wire::Record& rec) {
-        // An expiry tombstone's grace counts from the expiry (a tombstone keeps that time).
-        const uint64_t since = std::max(VersionWallMs(rec.version()), rec.expires_unix_ms());
-        return rec.deleted() && since + grace <= now;
-      });
-  if (!page.ok() || page->records.empty()) return;
+  // Only the pieces whose arcs hold tombstones (by the ledger) are read, at most
+  // kMaxPurgeVisits records a round, continuing where the last round stopped.
+  LedgerStore* store = ctx_.store();
+  std::vector<uint32_t> wanted;
+  const uint32_t pieces = LedgerStore::PieceCount(range.from, range.to);
+  for (uint32_t i = 0; i < pieces; ++i) {
+    const uint32_t arc = LedgerStore::Piece(range.from, range.to, i).arc;
+    if (store->ArcTally(arc).tombstones > 0) wanted.push_back(i);
+  }
+  if (after_ && !Id::InHalfOpen(*after_, range.from, range.to)) after_.reset();
+  auto read = ReadPieces(store, range.from, range.to, std::move(wanted), after_,
+                         PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX}, kMaxPurgeVisits,
+                         [now, grace](const Id&, const wire::Record& rec) {
+                           // An expiry tombstone's grace counts from the expiry (a tombstone
+                           // keeps that time).
+                           const uint64_t since =
+                               std::max(VersionWallMs(rec.version()), rec.expires_unix_ms());
+                           return rec.deleted() && since + grace <= now;
+                         });
+  if (!read.ok()) return;
+  after_ = read->page.more ? read->last : std::nullopt;
+  if (read->page.records.empty()) return;
   std::vector<wire::Record> tombstones;
-  for (auto& [id, rec] : page->records) tombstones.push_back(std::move(rec));
+  for (auto& [id, rec] : read.value().page.records) tombstones.push_back(std::move(rec));
   if (replicas.empty()) return EraseHere(tombstones);
   // The replicas first: if one misses the purge, the next digest comparison sends it the
   // tombstone again (never the deleted value), and the purge is retried.

@@ -3,7 +3,8 @@
 // erases its own only once all of them confirmed; if one misses the purge, the next digest
 // comparison sends it the tombstone again (never the deleted value), and the purge is
 // retried. Started by AntiEntropy after a round in which every replica matched; the node's
-// thread only.
+// thread only. A round reads only the arcs whose ledger counts tombstones, and at most a
+// bounded number of records; the next round continues after the last one it looked at.
 //
 // A member that left this node's replica group (its replicas and, for the range it may take
 // over, its predecessor) without being seen alive since (gone from the successor list, or a
@@ -61,6 +62,7 @@ class TombstonePurge {
   std::optional<NodeRef> predecessor_;       // the last group's predecessor
   std::map<std::string, uint64_t> missing_;  // process -> since when (mono ms)
   uint64_t next_id_ = 1;
+  std::optional<Id> after_;  // where the next look for tombstones continues
 };
 
 }  // namespace chord
