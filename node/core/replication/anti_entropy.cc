@@ -80,7 +80,15 @@ void AntiEntropy::OnDigests(size_t index, const wire::Envelope* response) {
   }
   // Fetch the replica's records of those arcs, take what is newer, send what it lacks.
   Session& s = sessions_[index];
-  s.differing.assign(differing.begin(), differing.end());
+  // The replica's list is untrusted: pieces of this range only, each once, in order (the pulls
+  // and pushes walk them in order).
+  s.differing.clear();
+  for (uint32_t piece : differing) {
+    if (piece < pieces_) s.differing.push_back(piece);
+  }
+  std::sort(s.differing.begin(), s.differing.end());
+  s.differing.erase(std::unique(s.differing.begin(), s.differing.end()), s.differing.end());
+  if (s.differing.empty()) return SessionDone(false);
   s.pages_left = kMaxPullPages;
   Pull(index);
 }
