@@ -44,6 +44,23 @@ std::string RandomValue(std::mt19937_64* rng, uint64_t bytes) {
 
 double NsToUs(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
+// What one client thread asks for in the measured window: which key, get or put, and the value
+// it writes (the same for every put of the thread).
+struct RequestMix {
+  RequestMix(const BenchOptions& options, int thread, uint64_t measured_keys)
+      : rng(ThreadRng(options.seed, thread)),
+        pick_key(0, measured_keys - 1),
+        pick_get(options.op == BenchOp::kGet   ? 1.0
+                 : options.op == BenchOp::kPut ? 0.0
+                                               : options.get_ratio),
+        value(RandomValue(&rng, options.value_bytes)) {}
+
+  std::mt19937_64 rng;
+  std::uniform_int_distribution<uint64_t> pick_key;
+  std::bernoulli_distribution pick_get;
+  const std::string value;
+};
+
 }  // namespace
 
 BenchRunner::BenchRunner(BenchOptions options) : options_(std::move(options)) {}
@@ -116,12 +133,11 @@ Status BenchRunner::Preload(BenchReport* report) const {
 void BenchRunner::Work(int thread, Clock::time_point measure_start, Clock::time_point end,
                        Tally* tally) const {
   if (options_.pipeline > 1) return WorkPipelined(thread, measure_start, end, tally);
-  std::mt19937_64 rng = ThreadRng(options_.seed, thread);
-  std::uniform_int_distribution<uint64_t> pick_key(0, MeasuredKeys(options_) - 1);
-  std::bernoulli_distribution pick_get(options_.op == BenchOp::kGet   ? 1.0
-                                       : options_.op == BenchOp::kPut ? 0.0
-                                                                      : options_.get_ratio);
-  const std::string value = RandomValue(&rng, options_.value_bytes);
+  RequestMix mix(options_, thread, MeasuredKeys(options_));
+  std::mt19937_64& rng = mix.rng;
+  auto& pick_key = mix.pick_key;
+  auto& pick_get = mix.pick_get;
+  const std::string& value = mix.value;
   std::unique_ptr<BenchClient> client = MakeClient(thread);
   tally->last_done = measure_start;
 
@@ -153,12 +169,11 @@ void BenchRunner::Work(int thread, Clock::time_point measure_start, Clock::time_
 
 void BenchRunner::WorkPipelined(int thread, Clock::time_point measure_start, Clock::time_point end,
                                 Tally* tally) const {
-  std::mt19937_64 rng = ThreadRng(options_.seed, thread);
-  std::uniform_int_distribution<uint64_t> pick_key(0, MeasuredKeys(options_) - 1);
-  std::bernoulli_distribution pick_get(options_.op == BenchOp::kGet   ? 1.0
-                                       : options_.op == BenchOp::kPut ? 0.0
-                                                                      : options_.get_ratio);
-  const std::string value = RandomValue(&rng, options_.value_bytes);
+  RequestMix mix(options_, thread, MeasuredKeys(options_));
+  std::mt19937_64& rng = mix.rng;
+  auto& pick_key = mix.pick_key;
+  auto& pick_get = mix.pick_get;
+  const std::string& value = mix.value;
   std::unique_ptr<BenchClient> client = MakeClient(thread);
   tally->last_done = measure_start;
 

@@ -149,6 +149,14 @@ void ChordClient::Disconnect() {
   tls_.reset();
 }
 
+std::string ChordClient::WriteFrame(std::string_view frame, Clock::time_point deadline,
+                                    bool* timed_out) {
+  if (!tls_) return WriteAll(frame, deadline, timed_out);
+  std::string cipher;
+  if (Status s = tls_->Send(frame, &cipher); !s.ok()) return s.message();
+  return WriteAll(cipher, deadline, timed_out);
+}
+
 std::string ChordClient::WriteAll(std::string_view bytes, Clock::time_point deadline,
                                   bool* timed_out) {
   *timed_out = false;
@@ -343,18 +351,8 @@ Result<wire::Envelope> ChordClient::Call(wire::Envelope request) {
     }
 
     // Send the whole frame (encrypted first when TLS is on).
-    std::string failure;
     bool send_timed_out = false;
-    if (tls_) {
-      std::string cipher;
-      if (Status s = tls_->Send(frame, &cipher); !s.ok()) {
-        failure = s.message();
-      } else {
-        failure = WriteAll(cipher, deadline, &send_timed_out);
-      }
-    } else {
-      failure = WriteAll(frame, deadline, &send_timed_out);
-    }
+    std::string failure = WriteFrame(frame, deadline, &send_timed_out);
     if (send_timed_out) {
       Disconnect();
       return Status::Unavailable(timed_out);
@@ -530,18 +528,8 @@ Result<uint64_t> ChordClient::Send(wire::Envelope request) {
   }
   if (Status s = EnsureConnected(); !s.ok()) return s;
   if (!pipe_decoder_) pipe_decoder_ = std::make_unique<FrameDecoder>();
-  std::string failure;
   bool timed_out = false;
-  if (tls_) {
-    std::string cipher;
-    if (Status s = tls_->Send(frame, &cipher); !s.ok()) {
-      failure = s.message();
-    } else {
-      failure = WriteAll(cipher, deadline, &timed_out);
-    }
-  } else {
-    failure = WriteAll(frame, deadline, &timed_out);
-  }
+  const std::string failure = WriteFrame(frame, deadline, &timed_out);
   if (timed_out || !failure.empty()) {
     Disconnect();
     return Status::Unavailable(

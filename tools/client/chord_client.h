@@ -72,6 +72,9 @@ class ChordClient {
   // Completes the TLS handshake on the fresh connection and checks who answered.
   Status Handshake(const std::string& dialed, std::chrono::steady_clock::time_point deadline);
   void Disconnect();
+  // Writes the whole frame, encrypted first when TLS is on. "" or why it failed.
+  std::string WriteFrame(std::string_view frame, std::chrono::steady_clock::time_point deadline,
+                         bool* timed_out);
   // Writes all of `bytes` (already encrypted when TLS is on). "" or why it failed; *timed_out
   // when the deadline passed.
   std::string WriteAll(std::string_view bytes, std::chrono::steady_clock::time_point deadline,
