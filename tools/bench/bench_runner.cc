@@ -134,19 +134,15 @@ void BenchRunner::Work(int thread, Clock::time_point measure_start, Clock::time_
                        Tally* tally) const {
   if (options_.pipeline > 1) return WorkPipelined(thread, measure_start, end, tally);
   RequestMix mix(options_, thread, MeasuredKeys(options_));
-  std::mt19937_64& rng = mix.rng;
-  auto& pick_key = mix.pick_key;
-  auto& pick_get = mix.pick_get;
-  const std::string& value = mix.value;
   std::unique_ptr<BenchClient> client = MakeClient(thread);
   tally->last_done = measure_start;
 
   for (;;) {
     const auto t0 = Clock::now();
     if (t0 >= end) break;
-    const std::string key = KeyName(pick_key(rng));
-    const bool get = pick_get(rng);
-    const OpOutcome outcome = get ? client->Get(key) : client->Put(key, value);
+    const std::string key = KeyName(mix.pick_key(mix.rng));
+    const bool get = mix.pick_get(mix.rng);
+    const OpOutcome outcome = get ? client->Get(key) : client->Put(key, mix.value);
     const auto t1 = Clock::now();
     if (t0 >= measure_start) {
       tally->last_done = t1;
@@ -170,10 +166,6 @@ void BenchRunner::Work(int thread, Clock::time_point measure_start, Clock::time_
 void BenchRunner::WorkPipelined(int thread, Clock::time_point measure_start, Clock::time_point end,
                                 Tally* tally) const {
   RequestMix mix(options_, thread, MeasuredKeys(options_));
-  std::mt19937_64& rng = mix.rng;
-  auto& pick_key = mix.pick_key;
-  auto& pick_get = mix.pick_get;
-  const std::string& value = mix.value;
   std::unique_ptr<BenchClient> client = MakeClient(thread);
   tally->last_done = measure_start;
 
@@ -193,10 +185,10 @@ void BenchRunner::WorkPipelined(int thread, Clock::time_point measure_start, Clo
   for (;;) {
     bool send_failed = false;
     while (outstanding < static_cast<size_t>(options_.pipeline) && Clock::now() < end) {
-      const bool get = pick_get(rng);
+      const bool get = mix.pick_get(mix.rng);
       const Pending p{Clock::now(), get};
       Result<BenchClient::Sent> sent =
-          client->SendAsync(KeyName(pick_key(rng)), get ? nullptr : &value);
+          client->SendAsync(KeyName(mix.pick_key(mix.rng)), get ? nullptr : &mix.value);
       if (!sent.ok()) {
         fail(p, sent.status().message());
         send_failed = true;

@@ -325,19 +325,24 @@ Status ChordClient::EnsureConnected() {
   return Status::Ok();
 }
 
+Status ChordClient::Frame(uint64_t request_id, wire::Envelope* request, std::string* frame) const {
+  request->set_request_id(request_id);
+  request->set_vnode(vnode_);
+  if (!EncodeFrame(*request, frame)) {
+    return Status::InvalidArgument("the request is larger than the " +
+                                   std::to_string(kDefaultMaxFrameBytes) +
+                                   "-byte frame limit; send a smaller value");
+  }
+  return Status::Ok();
+}
+
 Result<wire::Envelope> ChordClient::Call(wire::Envelope request) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
   const std::string timed_out =
       addr_ + " did not answer within " + std::to_string(timeout_ms_) + " ms";
   const uint64_t request_id = next_request_id_++;
-  request.set_request_id(request_id);
-  request.set_vnode(vnode_);
   std::string frame;
-  if (!EncodeFrame(request, &frame)) {
-    return Status::InvalidArgument("the request is larger than the " +
-                                   std::to_string(kDefaultMaxFrameBytes) +
-                                   "-byte frame limit; send a smaller value");
-  }
+  if (Status s = Frame(request_id, &request, &frame); !s.ok()) return s;
 
   // A connection kept from an earlier call may have been closed by the node meanwhile (it
   // restarted, or dropped an idle peer). If that shows before any answer byte arrives, the
@@ -518,14 +523,8 @@ Result<std::vector<wire::Record>> ChordClient::ListKeys(bool with_values) {
 Result<uint64_t> ChordClient::Send(wire::Envelope request) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
   const uint64_t request_id = next_request_id_++;
-  request.set_request_id(request_id);
-  request.set_vnode(vnode_);
   std::string frame;
-  if (!EncodeFrame(request, &frame)) {
-    return Status::InvalidArgument("the request is larger than the " +
-                                   std::to_string(kDefaultMaxFrameBytes) +
-                                   "-byte frame limit; send a smaller value");
-  }
+  if (Status s = Frame(request_id, &request, &frame); !s.ok()) return s;
   if (Status s = EnsureConnected(); !s.ok()) return s;
   if (!pipe_decoder_) pipe_decoder_ = std::make_unique<FrameDecoder>();
   bool timed_out = false;

@@ -72,6 +72,9 @@ class ChordClient {
   // Completes the TLS handshake on the fresh connection and checks who answered.
   Status Handshake(const std::string& dialed, std::chrono::steady_clock::time_point deadline);
   void Disconnect();
+  // Numbers `request` and addresses it to this client's vnode, then encodes it into *frame;
+  // InvalidArgument when it is over the frame limit.
+  Status Frame(uint64_t request_id, wire::Envelope* request, std::string* frame) const;
   // Writes the whole frame, encrypted first when TLS is on. "" or why it failed.
   std::string WriteFrame(std::string_view frame, std::chrono::steady_clock::time_point deadline,
                          bool* timed_out);
