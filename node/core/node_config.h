@@ -35,6 +35,9 @@ struct NodeConfig {
   uint64_t tombstone_grace_ms = 3'600'000;  // a tombstone is kept at least this long
   double read_repair_chance = 0.1;          // share of reads that compare replicas afterwards
   int write_attempts = 3;  // tries of a write that loses to newer writes while its client waits
+  // Records of the differing pieces one anti-entropy push looks at, at most; the next round
+  // with that replica goes on after the last one looked at.
+  size_t anti_entropy_push_visits = 20'000;
 };
 
 }  // namespace chord

@@ -357,6 +357,59 @@ TEST(ReplicationTest, AntiEntropyRepairsAReplicaWithMissingKeysOlderVersionsAndS
   EXPECT_GT(fixed, 0u);
 }
 
+// The top 12 bits of SHA-1(key): the ledger's fixed arc of the key (computed here, not asked).
+uint32_t ArcOfKey(const std::string& key) {
+  const std::string id = Id::Sha1(key).ToBytes();
+  return (static_cast<uint32_t>(static_cast<uint8_t>(id[0])) << 4) |
+         (static_cast<uint32_t>(static_cast<uint8_t>(id[1])) >> 4);
+}
+
+TEST(ReplicationTest, AntiEntropyReachesADifferenceBehindMoreMatchingRecordsThanOnePushReads) {
+  NodeConfig config = ReplicatedConfig();
+  config.anti_entropy_push_visits = 2;  // a push looks at two records of the differing pieces
+  SimNetwork net(Net(21));
+  auto addrs = StartRing(net, 5, config);
+  // Four keys in one arc, with the same holders, so that they share one piece of the owner's
+  // range; the replica's copy of the last of them (in ring order) goes stale.
+  std::vector<std::string> same;
+  const std::string first = "arc-key-0";
+  const std::set<std::string> holders = ExpectedHolders(first, addrs);
+  same.push_back(first);
+  for (int i = 1; same.size() < 4 && i < 200'000; ++i) {
+    const std::string k = "arc-key-" + std::to_string(i);
+    if (ArcOfKey(k) == ArcOfKey(first) && ExpectedHolders(k, addrs) == holders) same.push_back(k);
+  }
+  ASSERT_EQ(same.size(), 4u);
+  std::sort(same.begin(), same.end(),
+            [](const std::string& a, const std::string& b) { return Id::Sha1(a) < Id::Sha1(b); });
+  for (const auto& k : same) ASSERT_TRUE(Put(net, Addr(1), k, "value of " + k)) << k;
+  net.RunFor(3000);
+  // The owner is the first holder clockwise from the keys; a replica is the next one.
+  std::vector<std::pair<Id, std::string>> ring;
+  for (const auto& a : addrs) ring.emplace_back(Id::Sha1(a), a);
+  std::sort(ring.begin(), ring.end());
+  size_t owner = 0;
+  while (owner < ring.size() && ring[owner].first < Id::Sha1(same[0])) ++owner;
+  const std::string replica = ring[(owner + 1) % ring.size()].second;
+  ASSERT_TRUE(holders.count(replica));
+  Store* victim = net.store(replica);
+  const std::string& last = same.back();
+  const Id last_id = Id::Sha1(last);
+  wire::Record good;
+  ASSERT_TRUE(victim->Get(last_id, last, &good).ok());
+  wire::Record stale = good;
+  stale.set_version(good.version() - 1);
+  stale.set_value("older");
+  ASSERT_TRUE(victim->Put(last_id, stale).ok());
+  // Each round's push stops after two matching records; the next goes on from there.
+  auto repaired = [&] {
+    wire::Record now;
+    return victim->Get(last_id, last, &now).ok() && now.version() == good.version() &&
+           now.value() == good.value();
+  };
+  EXPECT_TRUE(net.RunUntil(repaired, 30000));
+}
+
 TEST(ReplicationTest, AJoinCopiesTheNewNodesRangesAndOthersDropWhatTheyNoLongerHold) {
   SimNetwork net(Net(7));
   auto addrs = StartRing(net, 5);

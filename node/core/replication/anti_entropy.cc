@@ -17,8 +17,6 @@ namespace {
 constexpr int kExtraRangesPerRound = 2;
 // Pages of differing records one comparison pulls from a replica at most.
 constexpr int kMaxPullPages = 64;
-// Records of differing pieces one push looks at, at most (the rest waits for the next round).
-constexpr size_t kMaxPushVisits = 20'000;
 
 }  // namespace
 
@@ -28,6 +26,11 @@ void AntiEntropy::Round() {
   const auto start = ring.RangeStart();
   range_ = KeyRange{start ? *start : ring.self.id, ring.self.id};
   targets_ = policy_.Targets();
+  // Cursors of processes that left the replica set go.
+  std::erase_if(push_cursors_, [this](const auto& entry) {
+    return std::none_of(targets_.begin(), targets_.end(),
+                        [&entry](const NodeRef& t) { return t.process() == entry.first; });
+  });
   const int walk = policy_.replicas() - 1 + kExtraRangesPerRound;
   if (targets_.empty()) {
     purge_.Start(range_, {});
@@ -144,14 +147,29 @@ void AntiEntropy::Push(size_t index) {
     have.emplace(std::move(key), std::move(r));
   }
   s.theirs.clear();
-  // Only the differing pieces are read, and at most kMaxPushVisits of their records.
-  auto read = ReadPieces(ctx_.store(), range_.from, range_.to, s.differing, std::nullopt,
-                         PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX}, kMaxPushVisits,
-                         [&](const Id&, const wire::Record& rec) {
-                           auto it = have.find(rec.key());
-                           return it == have.end() || RecordNewer(rec, it->second);
-                         });
-  if (!read.ok() || read->page.records.empty()) return SessionDone(false);
+  // Only the differing pieces are read, and a bounded number of their records, from where the
+  // last push to this replica stopped (when it stopped early in this same range).
+  const std::string process(s.target.process());
+  std::optional<Id> after;
+  if (auto c = push_cursors_.find(process); c != push_cursors_.end()) {
+    const PushCursor& cursor = c->second;
+    if (cursor.range.from == range_.from && cursor.range.to == range_.to &&
+        Id::InHalfOpen(cursor.after, range_.from, range_.to)) {
+      after = cursor.after;
+    }
+    push_cursors_.erase(c);
+  }
+  auto read =
+      ReadPieces(ctx_.store(), range_.from, range_.to, s.differing, after,
+                 PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX},
+                 ctx_.config.anti_entropy_push_visits, [&](const Id&, const wire::Record& rec) {
+                   auto it = have.find(rec.key());
+                   return it == have.end() || RecordNewer(rec, it->second);
+                 });
+  if (!read.ok()) return SessionDone(false);
+  // Stopped early: the next round with this replica goes on after the last record read.
+  if (read->page.more && read->last) push_cursors_[process] = PushCursor{range_, *read->last};
+  if (read->page.records.empty()) return SessionDone(false);
   StorePage& page = read.value().page;
   ctx_.counters.anti_entropy_bytes += page.bytes;
   std::vector<wire::Record> records;

@@ -4,7 +4,9 @@
 // of the replica set (one Session per replica, in parallel); the replica answers with the
 // pieces that differ, the owner pulls the replica's records of those pieces (paged), keeps
 // what is newer and pushes what the replica lacks or holds older. No step reads more than a
-// bounded part of the store. When every replica matched, tombstones
+// bounded part of the store: a push that stopped at its bound leaves a cursor for that
+// replica, and its next round goes on from there (so a difference behind many matching
+// records is reached too). When every replica matched, tombstones
 // past their grace period are purged, replicas first. Every round ends with a few steps of
 // the clean-up walk. Started by Replication on its period; the node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_ANTI_ENTROPY_H_
@@ -12,6 +14,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "node/core/node_context.h"
@@ -59,6 +63,12 @@ class AntiEntropy {
     return OpRef{OpKind::kAntiEntropy, step, static_cast<uint16_t>(index), round_};
   }
 
+  // Where a push to one replica stopped at its bound, in the range it was reading.
+  struct PushCursor {
+    KeyRange range;
+    Id after;
+  };
+
   NodeContext& ctx_;
   ReplicationPolicy& policy_;
   Cleanup& cleanup_;
@@ -71,6 +81,8 @@ class AntiEntropy {
   std::vector<Session> sessions_;
   size_t pending_ = 0;
   bool clean_ = true;
+  // By the replica's process; only members of the current replica set are kept.
+  std::unordered_map<std::string, PushCursor> push_cursors_;
 };
 
 }  // namespace chord
