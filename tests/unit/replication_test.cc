@@ -390,6 +390,7 @@ TEST(ReplicationTest, AntiEntropyReachesADifferenceBehindMoreMatchingRecordsThan
   std::sort(ring.begin(), ring.end());
   size_t owner = 0;
   while (owner < ring.size() && ring[owner].first < Id::Sha1(same[0])) ++owner;
+  owner %= ring.size();  // past the last id: the first node owns it
   const std::string replica = ring[(owner + 1) % ring.size()].second;
   ASSERT_TRUE(holders.count(replica));
   Store* victim = net.store(replica);

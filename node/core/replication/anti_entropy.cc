@@ -79,6 +79,7 @@ void AntiEntropy::OnDigests(size_t index, const wire::Envelope* response) {
   const auto& differing = response->sync_digest_resp().differing();
   if (differing.empty()) {
     ++ctx_.counters.anti_entropy_clean;
+    KeepCursor(index, std::nullopt);  // nothing left to push: the next difference starts afresh
     return SessionDone(true);
   }
   // Fetch the replica's records of those arcs, take what is newer, send what it lacks.
@@ -93,6 +94,9 @@ void AntiEntropy::OnDigests(size_t index, const wire::Envelope* response) {
   s.differing.erase(std::unique(s.differing.begin(), s.differing.end()), s.differing.end());
   if (s.differing.empty()) return SessionDone(false);
   s.pages_left = kMaxPullPages;
+  // The pull covers the same stretch as the push: from the cursor the last push left.
+  s.start = CursorOf(index);
+  s.after = s.start;
   Pull(index);
 }
 
@@ -149,27 +153,22 @@ void AntiEntropy::Push(size_t index) {
   s.theirs.clear();
   // Only the differing pieces are read, and a bounded number of their records, from where the
   // last push to this replica stopped (when it stopped early in this same range).
-  const std::string process(s.target.process());
-  std::optional<Id> after;
-  if (auto c = push_cursors_.find(process); c != push_cursors_.end()) {
-    const PushCursor& cursor = c->second;
-    if (cursor.range.from == range_.from && cursor.range.to == range_.to &&
-        Id::InHalfOpen(cursor.after, range_.from, range_.to)) {
-      after = cursor.after;
-    }
-    push_cursors_.erase(c);
-  }
-  auto read =
-      ReadPieces(ctx_.store(), range_.from, range_.to, s.differing, after,
-                 PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX},
-                 ctx_.config.anti_entropy_push_visits, [&](const Id&, const wire::Record& rec) {
-                   auto it = have.find(rec.key());
-                   return it == have.end() || RecordNewer(rec, it->second);
-                 });
+  auto read = ReadPieces(ctx_.store(), range_.from, range_.to, s.differing, s.start,
+                         PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX},
+                         std::max<size_t>(1, ctx_.config.anti_entropy_push_visits),
+                         [&](const Id&, const wire::Record& rec) {
+                           auto it = have.find(rec.key());
+                           return it == have.end() || RecordNewer(rec, it->second);
+                         });
   if (!read.ok()) return SessionDone(false);
-  // Stopped early: the next round with this replica goes on after the last record read.
-  if (read->page.more && read->last) push_cursors_[process] = PushCursor{range_, *read->last};
-  if (read->page.records.empty()) return SessionDone(false);
+  // Stopped early: the next round with this replica goes on after the last record read, once
+  // the replica has taken this push (a lost push is read again).
+  s.next.reset();
+  if (read->page.more && read->last) s.next = read->last;
+  if (read->page.records.empty()) {
+    KeepCursor(index, s.next);
+    return SessionDone(false);
+  }
   StorePage& page = read.value().page;
   ctx_.counters.anti_entropy_bytes += page.bytes;
   std::vector<wire::Record> records;
@@ -184,11 +183,32 @@ void AntiEntropy::OnPushed(size_t index, const wire::Envelope* response) {
   const bool ok = response != nullptr && response->has_replicate_resp() &&
                   response->replicate_resp().code() == wire::OK;
   if (ok) {
+    KeepCursor(index, s.next);
     ctx_.counters.keys_repaired += response->replicate_resp().stored();
     ctx_.Log(LogLevel::kInfo, "anti-entropy: sent " + std::to_string(s.pushed) +
                                   " keys to replica " + s.target.Describe());
   }
   SessionDone(false);  // something differed this round
+}
+
+std::optional<Id> AntiEntropy::CursorOf(size_t index) const {
+  auto c = push_cursors_.find(std::string(sessions_[index].target.process()));
+  if (c == push_cursors_.end()) return std::nullopt;
+  const PushCursor& cursor = c->second;
+  if (cursor.range.from != range_.from || cursor.range.to != range_.to ||
+      !Id::InHalfOpen(cursor.after, range_.from, range_.to)) {
+    return std::nullopt;  // left in another range: start afresh
+  }
+  return cursor.after;
+}
+
+void AntiEntropy::KeepCursor(size_t index, const std::optional<Id>& next) {
+  const std::string process(sessions_[index].target.process());
+  if (next) {
+    push_cursors_[process] = PushCursor{range_, *next};
+  } else {
+    push_cursors_.erase(process);
+  }
 }
 
 void AntiEntropy::SessionDone(bool clean) {

@@ -47,6 +47,17 @@ class AntiEntropy {
     std::vector<wire::Record> theirs;  // the replica's versions of those arcs (no values)
     int pages_left = 0;
     size_t pushed = 0;  // records sent to it
+    // Where this round's pull and push begin: after the cursor the last push left (none: at
+    // the start of the differing pieces).
+    std::optional<Id> start;
+    // The cursor this round's push leaves once the replica has taken it (none: the next
+    // round starts at the beginning).
+    std::optional<Id> next;
+  };
+  // Where a push to one replica stopped at its bound, in the range it was reading.
+  struct PushCursor {
+    KeyRange range;
+    Id after;
   };
 
   void SendDigests(size_t index, const std::vector<uint64_t>& digests);
@@ -55,6 +66,10 @@ class AntiEntropy {
   void OnPulled(size_t index, const wire::Envelope* response);
   void Push(size_t index);
   void OnPushed(size_t index, const wire::Envelope* response);
+  // The cursor of replica `index` for this range, if any.
+  std::optional<Id> CursorOf(size_t index) const;
+  // Keeps `next` as replica `index`'s cursor (none: forgets it).
+  void KeepCursor(size_t index, const std::optional<Id>& next);
   // The comparison with replica `index` ended; `clean`: nothing differed.
   void SessionDone(bool clean);
   // Every session ended.
@@ -62,12 +77,6 @@ class AntiEntropy {
   OpRef Ref(Step step, size_t index) const {
     return OpRef{OpKind::kAntiEntropy, step, static_cast<uint16_t>(index), round_};
   }
-
-  // Where a push to one replica stopped at its bound, in the range it was reading.
-  struct PushCursor {
-    KeyRange range;
-    Id after;
-  };
 
   NodeContext& ctx_;
   ReplicationPolicy& policy_;

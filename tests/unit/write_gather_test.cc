@@ -1,0 +1,186 @@
+// WriteGather with real TcpConnections on 127.0.0.1: frames written in one turn of the loop
+// wait until the turn ends and then arrive whole and in order; a turn that gathers more than
+// the bound goes out at once; a reply written just before a close still reaches the peer. The
+// peer is a plain socket read by the test, so what it sees is what went on the wire.
+#include "node/runtime/write_gather.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "node/runtime/tcp_connection.h"
+#include "protocol/frame.h"
+
+namespace chord {
+namespace {
+
+// A listening socket on 127.0.0.1 with a port the kernel chose; the peer of the connection.
+class Peer {
+ public:
+  Peer() {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::listen(listen_fd_, 4) != 0) {
+      ADD_FAILURE() << "cannot listen on 127.0.0.1: errno " << errno;
+    }
+    socklen_t len = sizeof(addr_);
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr_), &len);
+  }
+  ~Peer() {
+    if (fd_ >= 0) ::close(fd_);
+    ::close(listen_fd_);
+  }
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
+
+  const sockaddr_in& addr() const { return addr_; }
+
+  // Accepts the connection (it is already in the backlog once the dial completed).
+  bool Accept() {
+    timeval tv{5, 0};
+    ::setsockopt(listen_fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    fd_ = ::accept(listen_fd_, nullptr, nullptr);
+    return fd_ >= 0;
+  }
+
+  // Reads what has arrived without waiting; false at end of stream.
+  bool ReadAvailable() {
+    char buf[65536];
+    for (;;) {
+      const ssize_t n = ::recv(fd_, buf, sizeof(buf), MSG_DONTWAIT);
+      if (n > 0) {
+        received_.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      return n != 0;  // 0: end of stream; -1: nothing more for now
+    }
+  }
+
+  // The request ids of the complete frames received so far, in order.
+  std::vector<uint64_t> Frames() const {
+    FrameDecoder decoder;
+    decoder.Feed(received_);
+    std::vector<uint64_t> ids;
+    wire::Envelope e;
+    while (decoder.Next(&e) == FrameDecoder::Result::kFrame) ids.push_back(e.request_id());
+    return ids;
+  }
+  size_t received_bytes() const { return received_.size(); }
+
+ private:
+  int listen_fd_ = -1;
+  int fd_ = -1;
+  sockaddr_in addr_{};
+  std::string received_;
+};
+
+std::string Frame(uint64_t id, size_t padding = 0) {
+  wire::Envelope e;
+  e.set_request_id(id);
+  e.mutable_put()->set_key("k");
+  e.mutable_put()->set_value(std::string(padding, 'v'));
+  std::string out;
+  EXPECT_TRUE(EncodeFrame(e, &out));
+  return out;
+}
+
+std::vector<uint64_t> Ids(uint64_t count) {
+  std::vector<uint64_t> ids;
+  for (uint64_t i = 0; i < count; ++i) ids.push_back(i);
+  return ids;
+}
+
+class WriteGatherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(uv_loop_init(&loop_), 0);
+    ASSERT_TRUE(gather_.Start(&loop_).ok());
+    TcpConnection::Options options;
+    options.gather = &gather_;
+    std::string error;
+    conn_ = TcpConnection::Connect(&loop_, peer_.addr(), "peer", 1, options, &error);
+    ASSERT_NE(conn_, nullptr) << error;
+    conn_->SetCallbacks([](TcpConnection*, const wire::Envelope&) {},
+                        [this](TcpConnection*, const Status&) { conn_ = nullptr; });
+    ASSERT_TRUE(RunUntil([this] { return conn_ != nullptr && conn_->connected(); }));
+    ASSERT_TRUE(peer_.Accept());
+  }
+  void TearDown() override {
+    if (conn_ != nullptr) conn_->Close();
+    gather_.Close();
+    for (int i = 0; i < 100 && uv_run(&loop_, UV_RUN_NOWAIT) != 0; ++i) {
+    }
+    EXPECT_EQ(uv_loop_close(&loop_), 0);
+  }
+
+  // Turns of the loop (each reading what the peer has received) until `done`, at most 5 s.
+  template <typename Done>
+  bool RunUntil(Done done) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (int turn = 0; turn < 100'000 && std::chrono::steady_clock::now() < end; ++turn) {
+      if (done()) return true;
+      uv_run(&loop_, UV_RUN_NOWAIT);
+      if (conn_ != nullptr && conn_->connected()) peer_.ReadAvailable();
+    }
+    return done();
+  }
+
+  uv_loop_t loop_{};
+  WriteGather gather_;
+  Peer peer_;
+  TcpConnection* conn_ = nullptr;
+};
+
+TEST_F(WriteGatherTest, FramesOfOneTurnWaitForItsEndThenArriveWholeAndInOrder) {
+  for (uint64_t i = 0; i < 100; ++i) ASSERT_TRUE(conn_->Write(Frame(i)));
+  // Nothing is written while the turn goes on.
+  peer_.ReadAvailable();
+  EXPECT_EQ(peer_.received_bytes(), 0u);
+  ASSERT_TRUE(RunUntil([this] { return peer_.Frames().size() == 100; }));
+  EXPECT_EQ(peer_.Frames(), Ids(100));
+  // The next turn's frames follow them.
+  for (uint64_t i = 100; i < 110; ++i) ASSERT_TRUE(conn_->Write(Frame(i)));
+  ASSERT_TRUE(RunUntil([this] { return peer_.Frames().size() == 110; }));
+  EXPECT_EQ(peer_.Frames(), Ids(110));
+}
+
+TEST_F(WriteGatherTest, ATurnThatGathersMoreThanTheBoundWritesAtOnce) {
+  // 300 frames of about 1 KiB: past the 256 KiB a turn gathers before it writes.
+  for (uint64_t i = 0; i < 300; ++i) ASSERT_TRUE(conn_->Write(Frame(i, 1024)));
+  // Before the turn ends, the first 256 KiB went to the socket already.
+  peer_.ReadAvailable();
+  EXPECT_GE(peer_.received_bytes(), size_t{256} << 10);
+  ASSERT_TRUE(RunUntil([this] { return peer_.Frames().size() == 300; }));
+  EXPECT_EQ(peer_.Frames(), Ids(300));
+}
+
+TEST_F(WriteGatherTest, AFrameWrittenJustBeforeACloseStillReachesThePeer) {
+  ASSERT_TRUE(conn_->Write(Frame(7)));
+  conn_->Close();
+  EXPECT_EQ(conn_, nullptr);  // the close callback ran
+  bool open = true;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (open && std::chrono::steady_clock::now() < end) {
+    uv_run(&loop_, UV_RUN_NOWAIT);
+    open = peer_.ReadAvailable();
+  }
+  EXPECT_FALSE(open) << "the peer saw no end of stream";
+  EXPECT_EQ(peer_.Frames(), std::vector<uint64_t>{7});
+}
+
+}  // namespace
+}  // namespace chord
