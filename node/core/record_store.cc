@@ -55,12 +55,34 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
   } else if (!s.IsNotFound()) {
     return s;
   }
-  const uint64_t prev = s.ok() ? old.version() : 0;
-  s = store_->PutReplacing(key_id, rec, s.ok() ? &old : nullptr);
+  s = Replace(key_id, rec, s.ok() ? &old : nullptr, link);
+  if (s.ok() && stored != nullptr) *stored = true;
+  return s;
+}
+
+Status RecordStore::StoreStamped(const Id& key_id, wire::Record* rec, const std::string& writer,
+                                 const ChangeLink& link) {
+  wire::Record old;
+  Status s = store_->Get(key_id, rec->key(), &old);
+  if (!s.ok() && !s.IsNotFound()) return s;
+  const bool found = s.ok();
+  if (found) clock_->Observe(old.version());
+  rec->set_version(clock_->Next(now_->wall_ms));
+  rec->set_writer(writer);
+  if (std::string problem = RecordProblem(*rec); !problem.empty()) {
+    return Status::InvalidArgument(std::move(problem));
+  }
+  return Replace(key_id, *rec, found ? &old : nullptr, link);
+}
+
+Status RecordStore::Replace(const Id& key_id, const wire::Record& rec, const wire::Record* old,
+                            const ChangeLink& link) {
+  Status s = store_->PutReplacing(key_id, rec, old);
   if (!s.ok()) return s;
   if (!rec.deleted()) expiry_.Note(rec.expires_unix_ms(), key_id, rec.key());
-  if (stored != nullptr) *stored = true;
-  if (watches_->Watched(rec.key())) watches_->OnStored(rec, prev, link, now_->mono_ms);
+  if (watches_->Watched(rec.key())) {
+    watches_->OnStored(rec, old != nullptr ? old->version() : 0, link, now_->mono_ms);
+  }
   return s;
 }
 

@@ -61,6 +61,13 @@ class RecordStore {
                                     bool* stored = nullptr, wire::Record* kept = nullptr,
                                     const ChangeLink& link = ChangeLink{},
                                     bool new_version = false);
+  // A write with no version yet (a client's put or delete at its owner): stamps `*rec` with a
+  // version above the record it replaces (read once) and above every version this node has
+  // seen, and with `writer`, then stores it as StoreIfNewer would; such a version outranks
+  // whatever is there. InvalidArgument, storing nothing, when RecordProblem finds something
+  // wrong with the stamped record.
+  [[nodiscard]] Status StoreStamped(const Id& key_id, wire::Record* rec, const std::string& writer,
+                                    const ChangeLink& link);
   // Erases each stamped record that is still at the stamped version (and, with
   // `tombstones_only`, still a tombstone), in one batch. Returns how many were erased.
   [[nodiscard]] Result<uint64_t> EraseIfUnchanged(const std::vector<RecordStamp>& stamps,
@@ -82,6 +89,10 @@ class RecordStore {
   ExpiryIndex& expiry() { return expiry_; }
 
  private:
+  // Writes `rec` over `old` (null: none) and tells the expiry index and the watch log.
+  [[nodiscard]] Status Replace(const Id& key_id, const wire::Record& rec, const wire::Record* old,
+                               const ChangeLink& link);
+
   LedgerStore* store_;
   VersionClock* clock_;
   const NodeConfig* config_;

@@ -27,22 +27,22 @@ void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef reques
   w.needed = needed.count;
   w.hints_count = needed.hints_count;
   w.level = LevelName(level, required, /*write=*/true);
-  if (w.record.version() == 0) {
-    // Not versioned by a coordinator (a direct request from a client): version it here.
-    wire::Record old;
-    if (ctx_.store()->Get(key_id, w.record.key(), &old).ok()) ctx_.versions.Observe(old.version());
-    w.record.set_version(ctx_.versions.Next(ctx_.now.wall_ms));
-    w.record.set_writer(ring.self.id.ToBytes());
-  }
   bool stored = false;
   wire::Record kept;
   // Watchers see this change once the replica set has answered (Answer publishes it).
   const ChangeLink link{ChangeLink::Kind::kLocal, 0, /*published=*/false};
-  // Another coordinator may have stamped a write of this key with the same version (its clock
-  // had not seen this one's): the later write is stamped again rather than replacing it.
-  if (Status s = ctx_.records.StoreIfNewer(key_id, w.record, &stored, &kept, link,
-                                           /*new_version=*/true);
-      !s.ok()) {
+  Status s;
+  if (w.record.version() == 0) {
+    // Not versioned by a coordinator (a direct request from a client): versioned here, above
+    // the record it replaces, in the same read of the store.
+    s = ctx_.records.StoreStamped(key_id, &w.record, ring.self.id.ToBytes(), link);
+    stored = s.ok();
+  } else {
+    // Another coordinator may have stamped a write of this key with the same version (its
+    // clock had not seen this one's): the later write is stamped again rather than replacing it.
+    s = ctx_.records.StoreIfNewer(key_id, w.record, &stored, &kept, link, /*new_version=*/true);
+  }
+  if (!s.ok()) {
     if (s.code() == Status::Code::kInvalidArgument) return Fail(id, wire::INVALID, s.message());
     return Fail(id, wire::UNAVAILABLE, "the owner could not store the key: " + s.message());
   }
