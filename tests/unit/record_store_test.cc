@@ -12,6 +12,7 @@
 #include "node/storage/ledger_store.h"
 #include "node/storage/memory_store.h"
 #include "protocol/id.h"
+#include "protocol/limits.h"
 
 namespace chord {
 namespace {
@@ -71,6 +72,62 @@ TEST(RecordStoreTest, ANewWriteDoesNotReplaceAnotherWritersRecordOfTheSameVersio
   // Copies between replicas still converge by the tie-break.
   ASSERT_TRUE(f.records.StoreIfNewer(key_id, second, &stored, &kept).ok());
   EXPECT_TRUE(stored);
+}
+
+TEST(RecordStoreTest, AStampedWriteIsVersionedAboveTheRecordItReplacesAndStored) {
+  Fixture f;
+  const Id key_id = Id::Sha1("k");
+  const std::string writer = Id::Sha1("node-a").ToBytes();
+  // Another node's clock ran 500 ms ahead of ours when it wrote the record now stored; it is
+  // put into the store directly, so that this node's clock has not seen its version.
+  const uint64_t ahead = (f.now.wall_ms + 500) << 16;
+  ASSERT_TRUE(f.store.Put(key_id, Rec("k", "old", ahead, "node-b")).ok());
+  ASSERT_LT(f.clock.last(), ahead);
+
+  wire::Record put;
+  put.set_key("k");
+  put.set_value("new");
+  ASSERT_TRUE(f.records.StoreStamped(key_id, &put, writer, ChangeLink{}).ok());
+  EXPECT_GT(put.version(), ahead);
+  EXPECT_EQ(put.writer(), writer);
+  wire::Record stored;
+  ASSERT_TRUE(f.store.Get(key_id, "k", &stored).ok());
+  EXPECT_EQ(stored.value(), "new");
+  EXPECT_EQ(stored.version(), put.version());
+
+  // A delete is stamped the same way and leaves a tombstone above the put.
+  wire::Record del;
+  del.set_key("k");
+  del.set_deleted(true);
+  ASSERT_TRUE(f.records.StoreStamped(key_id, &del, writer, ChangeLink{}).ok());
+  EXPECT_GT(del.version(), put.version());
+  ASSERT_TRUE(f.store.Get(key_id, "k", &stored).ok());
+  EXPECT_TRUE(stored.deleted());
+  EXPECT_EQ(stored.version(), del.version());
+}
+
+TEST(RecordStoreTest, AStampedWriteThatIsWrongStoresNothing) {
+  Fixture f;
+  const std::string writer = Id::Sha1("node-a").ToBytes();
+  // A value over the limit, over a record that is there: InvalidArgument, the record kept.
+  const Id key_id = Id::Sha1("k");
+  ASSERT_TRUE(f.records.StoreIfNewer(key_id, Rec("k", "kept", f.now.wall_ms << 16, "node-b")).ok());
+  wire::Record big;
+  big.set_key("k");
+  big.set_value(std::string(f.config.max_value_bytes + 1, 'v'));
+  EXPECT_TRUE(f.records.StoreStamped(key_id, &big, writer, ChangeLink{}).code() ==
+              Status::Code::kInvalidArgument);
+  wire::Record stored;
+  ASSERT_TRUE(f.store.Get(key_id, "k", &stored).ok());
+  EXPECT_EQ(stored.value(), "kept");
+  // A key over the limit, where nothing is: InvalidArgument, still nothing.
+  const std::string long_key(kMaxKeyBytes + 1, 'x');
+  wire::Record bad;
+  bad.set_key(long_key);
+  bad.set_value("v");
+  EXPECT_TRUE(f.records.StoreStamped(Id::Sha1(long_key), &bad, writer, ChangeLink{}).code() ==
+              Status::Code::kInvalidArgument);
+  EXPECT_TRUE(f.store.Get(Id::Sha1(long_key), long_key, &stored).IsNotFound());
 }
 
 }  // namespace
