@@ -75,6 +75,22 @@ std::string_view KeyOf(const uint8_t* block) {
   return std::string_view(reinterpret_cast<const char*>(p), size);
 }
 
+// The size of a block Pack wrote: walked as Unpack does.
+size_t BlockSize(const uint8_t* block) {
+  const std::string_view key = KeyOf(block);
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(key.data()) + key.size() + 8;
+  const uint8_t flags = *p++;
+  uint64_t value_size = 0, expires = 0, writer_size = 0;
+  p = GetVarint(p, &value_size);
+  p = GetVarint(p, &expires);
+  if (flags & kInterned) {
+    ++p;
+  } else {
+    p = GetVarint(p, &writer_size);
+  }
+  return static_cast<size_t>(p - block) + value_size + writer_size;
+}
+
 // <0, 0, >0 as slot (high, block) orders against the id (high, low).
 int CompareIds(uint64_t a_high, const uint8_t* a_low, uint64_t b_high, const uint8_t* b_low) {
   if (a_high != b_high) return a_high < b_high ? -1 : 1;
@@ -103,7 +119,8 @@ bool MemoryStore::Less::operator()(const IdProbe& a, const Slot& b) const {
 }
 
 MemoryStore::~MemoryStore() {
-  for (const Slot& slot : records_) ::operator delete(slot.block);
+  // Blocks of the arena's own chunks go with it; this gives back the large ones.
+  for (const Slot& slot : records_) Free(slot.block);
 }
 
 int MemoryStore::InternWriter(const std::string& writer) {
@@ -127,7 +144,7 @@ uint8_t* MemoryStore::Pack(const Id& key_id, const wire::Record& r) {
   const size_t size = kIdLowBytes + VarintSize(key.size()) + key.size() + 8 + 1 +
                       VarintSize(value.size()) + VarintSize(r.expires_unix_ms()) +
                       (interned ? 1 : VarintSize(inline_writer)) + value.size() + inline_writer;
-  auto* block = static_cast<uint8_t*>(::operator new(size));
+  auto* block = static_cast<uint8_t*>(arena_.Allocate(size));
   uint8_t* p = block;
   std::memcpy(p, IdLow(key_id), kIdLowBytes);
   p = PutVarint(p + kIdLowBytes, key.size());
@@ -152,20 +169,9 @@ uint8_t* MemoryStore::Pack(const Id& key_id, const wire::Record& r) {
 }
 
 void MemoryStore::Free(uint8_t* block) {
-  // The block's size, to keep record_bytes_: walk it as Unpack does.
-  const std::string_view key = KeyOf(block);
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(key.data()) + key.size() + 8;
-  const uint8_t flags = *p++;
-  uint64_t value_size = 0, expires = 0, writer_size = 0;
-  p = GetVarint(p, &value_size);
-  p = GetVarint(p, &expires);
-  if (flags & kInterned) {
-    ++p;
-  } else {
-    p = GetVarint(p, &writer_size);
-  }
-  record_bytes_ -= static_cast<size_t>(p - block) + value_size + writer_size;
-  ::operator delete(block);
+  const size_t size = BlockSize(block);
+  record_bytes_ -= size;
+  arena_.Free(block, size);
 }
 
 void MemoryStore::Unpack(const uint8_t* block, wire::Record* out) const {
