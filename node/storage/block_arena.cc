@@ -1,16 +1,10 @@
 #include "node/storage/block_arena.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
-
-#if defined(__SANITIZE_ADDRESS__)
-#define CHORD_ARENA_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CHORD_ARENA_ASAN 1
-#endif
-#endif
 
 #ifdef CHORD_ARENA_ASAN
 #include <sanitizer/asan_interface.h>
@@ -47,20 +41,20 @@ BlockArena::~BlockArena() {
 void* BlockArena::Allocate(size_t size) {
   if (size > kMaxBlockBytes) return ::operator new(size);
   const size_t size_class = SizeClass(std::max<size_t>(size, 1));
-  const size_t bytes = size_class * kGrain;
   uint8_t* block = free_[size_class];
   if (block != nullptr) {
     Unpoison(block, sizeof(uint8_t*));
     std::memcpy(&free_[size_class], block, sizeof(uint8_t*));
-    free_bytes_ -= bytes;
+    free_bytes_ -= size_class * kGrain;
   } else {
-    if (left_ < bytes) NewChunk(bytes);
+    const size_t footprint = Footprint(size_class);
+    if (left_ < footprint) NewChunk(footprint);
     block = next_;
-    next_ += bytes;
-    left_ -= bytes;
+    next_ += footprint;
+    left_ -= footprint;
   }
+  // The slack of the rounding and the redzone stay poisoned.
   Unpoison(block, size);
-  Poison(block + size, bytes - size);
   return block;
 }
 
@@ -69,28 +63,38 @@ void BlockArena::Free(void* block, size_t size) {
     ::operator delete(block);
     return;
   }
+#ifdef CHORD_ARENA_ASAN
+  // A live block's first byte is addressable; a free block's is not.
+  if (__asan_address_is_poisoned(block)) {
+    std::fprintf(stderr, "BlockArena: block %p freed twice (or never allocated)\n", block);
+    std::abort();
+  }
+#endif
   PushFree(static_cast<uint8_t*>(block), SizeClass(std::max<size_t>(size, 1)));
 }
 
 void BlockArena::PushFree(uint8_t* block, size_t size_class) {
   const size_t bytes = size_class * kGrain;
-  Unpoison(block, bytes);
+  Unpoison(block, sizeof(uint8_t*));
   std::memcpy(block, &free_[size_class], sizeof(uint8_t*));
   free_[size_class] = block;
   free_bytes_ += bytes;
   Poison(block, bytes);
 }
 
-void BlockArena::NewChunk(size_t bytes) {
-  // Whole grains are left over (every block is), so the rest fits a class of its own.
-  if (left_ >= kGrain) PushFree(next_, left_ / kGrain);
-  const size_t chunk = std::max(next_chunk_bytes_, bytes);
+void BlockArena::NewChunk(size_t footprint) {
+  const size_t size = std::max(next_chunk_bytes_, footprint);
+  auto bytes = std::make_unique_for_overwrite<uint8_t[]>(size);
+  chunks_.reserve(chunks_.size() + 1);
+  // What is left of the last chunk is whole grains (every footprint is); it becomes a free
+  // block of its own class if it holds one with its redzone.
+  if (left_ >= kGrain + kRedzoneBytes) PushFree(next_, (left_ - kRedzoneBytes) / kGrain);
+  next_ = bytes.get();
+  left_ = size;
+  Poison(next_, size);
+  chunks_.push_back(Chunk{std::move(bytes), size});
   next_chunk_bytes_ = std::min(next_chunk_bytes_ * 2, kMaxChunkBytes);
-  chunks_.push_back(Chunk{std::make_unique_for_overwrite<uint8_t[]>(chunk), chunk});
-  next_ = chunks_.back().bytes.get();
-  left_ = chunk;
-  chunk_bytes_ += chunk;
-  Poison(next_, chunk);
+  chunk_bytes_ += size;
 }
 
 }  // namespace chord

@@ -5,11 +5,14 @@
 // bytes), which for millions of small records is a tenth of the memory. Blocks larger than
 // kMaxBlockBytes come from operator new.
 //
-// Memory on the free lists is kept for blocks of the same size and is not returned to the
-// heap until the arena is destroyed; a store whose records shrink or are erased for good holds
-// on to it (free_bytes() tells how much). Under AddressSanitizer the unused parts of chunks and
-// the freed blocks are poisoned, so a read or write past a block is still reported. Not
-// thread-safe: one owner's thread.
+// Memory on the free lists is kept for blocks of the same size class and is not returned to
+// the heap until the arena is destroyed: a store whose records change size or are erased for
+// good holds on to it (free_bytes() tells how much). Blocks over kMaxBlockBytes are the heap's.
+//
+// Under AddressSanitizer each block is followed by a poisoned grain and the unused parts of
+// chunks and the free blocks are poisoned, so a read or write past a block, a use of a freed
+// block (until it is handed out again: there is no quarantine) and a double Free are reported.
+// Not thread-safe: one owner's thread.
 #ifndef CHORD_NODE_STORAGE_BLOCK_ARENA_H_
 #define CHORD_NODE_STORAGE_BLOCK_ARENA_H_
 
@@ -18,6 +21,14 @@
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CHORD_ARENA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CHORD_ARENA_ASAN 1
+#endif
+#endif
 
 namespace chord {
 
@@ -29,6 +40,12 @@ class BlockArena {
   // hundreds) and double up to kMaxChunkBytes.
   static constexpr size_t kFirstChunkBytes = 4096;
   static constexpr size_t kMaxChunkBytes = size_t{1} << 20;
+  // The poisoned grain after each block under AddressSanitizer; none otherwise.
+#ifdef CHORD_ARENA_ASAN
+  static constexpr size_t kRedzoneBytes = kGrain;
+#else
+  static constexpr size_t kRedzoneBytes = 0;
+#endif
 
   BlockArena() = default;
   ~BlockArena();
@@ -40,12 +57,15 @@ class BlockArena {
   // Gives back a block from Allocate; `size` must be the size it was allocated with.
   void Free(void* block, size_t size);
 
-  // Bytes taken from the heap as chunks, and the part of them on the free lists.
+  // Bytes taken from the heap as chunks, and the part of them on the free lists (blocks'
+  // rounded sizes, redzones not counted).
   size_t chunk_bytes() const { return chunk_bytes_; }
   size_t free_bytes() const { return free_bytes_; }
 
  private:
   static size_t SizeClass(size_t size) { return (size + kGrain - 1) / kGrain; }
+  // What a block of `size_class` takes of a chunk.
+  static size_t Footprint(size_t size_class) { return size_class * kGrain + kRedzoneBytes; }
   // Starts a new chunk with room for `bytes`; what was left of the last one goes on its list.
   void NewChunk(size_t bytes);
   void PushFree(uint8_t* block, size_t size_class);
@@ -62,7 +82,7 @@ class BlockArena {
   size_t chunk_bytes_ = 0;
   size_t free_bytes_ = 0;
   // Per size class (blocks of class * kGrain bytes), the first free block; each free block
-  // holds the address of the next in its first 8 bytes.
+  // holds the address of the next in its first 8 bytes. Class 0 is unused.
   std::array<uint8_t*, kMaxBlockBytes / kGrain + 1> free_{};
 };
 

@@ -119,8 +119,11 @@ bool MemoryStore::Less::operator()(const IdProbe& a, const Slot& b) const {
 }
 
 MemoryStore::~MemoryStore() {
-  // Blocks of the arena's own chunks go with it; this gives back the large ones.
-  for (const Slot& slot : records_) Free(slot.block);
+  // Blocks of the arena's chunks go with it; the larger ones are the heap's.
+  for (const Slot& slot : records_) {
+    const size_t size = BlockSize(slot.block);
+    if (size > BlockArena::kMaxBlockBytes) arena_.Free(slot.block, size);
+  }
 }
 
 int MemoryStore::InternWriter(const std::string& writer) {

@@ -26,7 +26,7 @@ TEST(BlockArenaTest, BlocksKeepTheirBytesAndDoNotOverlap) {
     const size_t size = 1 + (i * 37) % 600 + (i % 1000 == 0 ? BlockArena::kMaxBlockBytes : 0);
     auto* p = static_cast<uint8_t*>(arena.Allocate(size));
     ASSERT_EQ(reinterpret_cast<uintptr_t>(p) % BlockArena::kGrain, 0u);
-    const auto fill = static_cast<uint8_t>(i);
+    const auto fill = static_cast<uint8_t>(i * 131 + i / 256);
     std::memset(p, fill, size);
     blocks.push_back(Block{p, size, fill});
   }
@@ -65,18 +65,43 @@ TEST(BlockArenaTest, ChunksHoldLittleMoreThanTheBlocks) {
   constexpr size_t kBlocks = 100'000;
   std::vector<void*> blocks;
   for (size_t i = 0; i < kBlocks; ++i) blocks.push_back(arena.Allocate(135));
-  const size_t needed = kBlocks * 136;
+  const size_t needed = kBlocks * (136 + BlockArena::kRedzoneBytes);
   EXPECT_GE(arena.chunk_bytes(), needed);
   // At most the part of the last chunk not used yet, and a block's worth per chunk.
   EXPECT_LE(arena.chunk_bytes(), needed + BlockArena::kMaxChunkBytes);
   for (void* b : blocks) arena.Free(b, 135);
-  EXPECT_GE(arena.free_bytes(), needed);
+  EXPECT_GE(arena.free_bytes(), kBlocks * 136);
   // Freed memory is reused: the same blocks again take no new chunk.
   const size_t chunks = arena.chunk_bytes();
   for (size_t i = 0; i < kBlocks; ++i) blocks[i] = arena.Allocate(135);
   EXPECT_EQ(arena.chunk_bytes(), chunks);
   for (void* b : blocks) arena.Free(b, 135);
 }
+
+TEST(BlockArenaTest, BlocksUpToTheBoundComeFromChunksAndLargerOnesFromTheHeap) {
+  BlockArena arena;
+  auto* at_bound = static_cast<uint8_t*>(arena.Allocate(BlockArena::kMaxBlockBytes));
+  const size_t chunks = arena.chunk_bytes();
+  EXPECT_GE(chunks, BlockArena::kMaxBlockBytes);
+  auto* past = static_cast<uint8_t*>(arena.Allocate(BlockArena::kMaxBlockBytes + 1));
+  EXPECT_EQ(arena.chunk_bytes(), chunks);  // no chunk for it
+  std::memset(at_bound, 1, BlockArena::kMaxBlockBytes);
+  std::memset(past, 2, BlockArena::kMaxBlockBytes + 1);
+  arena.Free(past, BlockArena::kMaxBlockBytes + 1);
+  EXPECT_EQ(arena.free_bytes(), 0u);
+  arena.Free(at_bound, BlockArena::kMaxBlockBytes);
+  EXPECT_EQ(arena.free_bytes(), BlockArena::kMaxBlockBytes);
+  EXPECT_EQ(arena.Allocate(BlockArena::kMaxBlockBytes), at_bound);
+}
+
+#ifdef CHORD_ARENA_ASAN
+TEST(BlockArenaDeathTest, AFreeOfAFreeBlockIsReported) {
+  BlockArena arena;
+  void* block = arena.Allocate(100);
+  arena.Free(block, 100);
+  EXPECT_DEATH(arena.Free(block, 100), "freed twice");
+}
+#endif
 
 }  // namespace
 }  // namespace chord
