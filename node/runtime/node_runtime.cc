@@ -397,7 +397,8 @@ std::string NodeRuntime::RenderMetrics() {
     sample.metrics = node.metrics();
     samples.push_back(std::move(sample));
   }
-  return RenderPrometheusText(samples) + RenderProcessMetricsText(process_stats_.Sample());
+  return RenderPrometheusText(samples) + RenderProcessMetricsText(process_stats_.Sample()) +
+         RenderStoreMetricsText(store_->FreeHeldBytes());
 }
 
 // --- messages -----------------------------------------------------------------------------

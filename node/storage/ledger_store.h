@@ -87,6 +87,7 @@ class LedgerStore : public Store {
     return inner_->Scan(from, to, visit);
   }
   uint64_t Count() override { return inner_->Count(); }
+  uint64_t FreeHeldBytes() override { return inner_->FreeHeldBytes(); }
   [[nodiscard]] Status PutMeta(std::string_view name, std::string_view value) override {
     return inner_->PutMeta(name, value);
   }

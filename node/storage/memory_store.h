@@ -45,6 +45,7 @@ class MemoryStore final : public Store {
   Status Write(const StoreBatch& batch) override;
   Status Scan(const Id& from, const Id& to, const Visitor& visit) override;
   uint64_t Count() override { return records_.size(); }
+  uint64_t FreeHeldBytes() override { return arena_.free_bytes(); }
   Status PutMeta(std::string_view name, std::string_view value) override;
   Status GetMeta(std::string_view name, std::string* value) override;
   Status EraseMeta(std::string_view name) override;

@@ -181,5 +181,13 @@ TEST(ProcessMetricsTextTest, RendersTheStandardProcessMetricsOnce) {
   EXPECT_EQ(RenderProcessMetricsText(ProcessSample{}), "");  // not readable: nothing
 }
 
+TEST(StoreMetricsTextTest, RendersTheStoresFreeBytesOnce) {
+  EXPECT_EQ(RenderStoreMetricsText(4096),
+            "# HELP chord_store_free_bytes Bytes of freed record blocks the in-memory store keeps "
+            "for reuse (0 with RocksDB).\n"
+            "# TYPE chord_store_free_bytes gauge\n"
+            "chord_store_free_bytes 4096\n");
+}
+
 }  // namespace
 }  // namespace chord
