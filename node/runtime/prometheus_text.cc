@@ -255,7 +255,8 @@ std::string RenderProcessMetricsText(const ProcessSample& process) {
 std::string RenderStoreMetricsText(uint64_t free_held_bytes) {
   TextWriter w;
   w.Family("chord_store_free_bytes", "gauge",
-           "Bytes of freed record blocks the in-memory store keeps for reuse (0 with RocksDB).");
+           "Bytes of free record blocks (freed, or the ends of earlier chunks) the in-memory "
+           "store keeps for reuse (0 with RocksDB).");
   w.Sample("chord_store_free_bytes", TextWriter::Labels{}, free_held_bytes);
   return w.Take();
 }

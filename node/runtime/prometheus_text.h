@@ -50,8 +50,8 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes);
 // limit is finite). "" when the sample is not valid.
 std::string RenderProcessMetricsText(const ProcessSample& process);
 
-// Once per process: chord_store_free_bytes, the memory the store keeps for reuse after records
-// were replaced or erased (Store::FreeHeldBytes; 0 with RocksDB).
+// Once per process: chord_store_free_bytes, the memory the store keeps for reuse
+// (Store::FreeHeldBytes; 0 with RocksDB).
 std::string RenderStoreMetricsText(uint64_t free_held_bytes);
 
 }  // namespace chord

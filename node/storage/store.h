@@ -82,8 +82,8 @@ class Store {
   [[nodiscard]] virtual Status Scan(const Id& from, const Id& to, const Visitor& visit) = 0;
   // Number of records held.
   virtual uint64_t Count() = 0;
-  // Memory the store keeps for reuse after records were replaced or erased (the memory
-  // store's free record blocks); 0 for a store that keeps none.
+  // Memory the store keeps for reuse (the memory store's free record blocks: freed ones, and
+  // the unused ends of its earlier chunks); 0 for a store that keeps none.
   virtual uint64_t FreeHeldBytes() { return 0; }
 
   // A small named value kept beside the records (the node's remembered ring members), in

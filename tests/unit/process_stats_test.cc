@@ -183,8 +183,8 @@ TEST(ProcessMetricsTextTest, RendersTheStandardProcessMetricsOnce) {
 
 TEST(StoreMetricsTextTest, RendersTheStoresFreeBytesOnce) {
   EXPECT_EQ(RenderStoreMetricsText(4096),
-            "# HELP chord_store_free_bytes Bytes of freed record blocks the in-memory store keeps "
-            "for reuse (0 with RocksDB).\n"
+            "# HELP chord_store_free_bytes Bytes of free record blocks (freed, or the ends of "
+            "earlier chunks) the in-memory store keeps for reuse (0 with RocksDB).\n"
             "# TYPE chord_store_free_bytes gauge\n"
             "chord_store_free_bytes 4096\n");
 }
