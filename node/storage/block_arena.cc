@@ -1,49 +1,26 @@
 #include "node/storage/block_arena.h"
 
+#include <sanitizer/asan_interface.h>  // its poisoning macros do nothing without ASan
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
-#ifdef CHORD_ARENA_ASAN
-#include <sanitizer/asan_interface.h>
-#endif
-
 namespace chord {
-namespace {
-
-void Poison(const void* p, size_t n) {
-#ifdef CHORD_ARENA_ASAN
-  ASAN_POISON_MEMORY_REGION(p, n);
-#else
-  (void)p;
-  (void)n;
-#endif
-}
-
-void Unpoison(const void* p, size_t n) {
-#ifdef CHORD_ARENA_ASAN
-  ASAN_UNPOISON_MEMORY_REGION(p, n);
-#else
-  (void)p;
-  (void)n;
-#endif
-}
-
-}  // namespace
 
 BlockArena::~BlockArena() {
   // Memory goes back to the heap as it was handed out: unpoisoned.
-  for (const Chunk& chunk : chunks_) Unpoison(chunk.bytes.get(), chunk.size);
+  for (const Chunk& chunk : chunks_) ASAN_UNPOISON_MEMORY_REGION(chunk.bytes.get(), chunk.size);
 }
 
 void* BlockArena::Allocate(size_t size) {
   if (size > kMaxBlockBytes) return ::operator new(size);
-  const size_t size_class = SizeClass(std::max<size_t>(size, 1));
+  const size_t size_class = SizeClass(size);
   uint8_t* block = free_[size_class];
   if (block != nullptr) {
-    Unpoison(block, sizeof(uint8_t*));
+    ASAN_UNPOISON_MEMORY_REGION(block, sizeof(uint8_t*));
     std::memcpy(&free_[size_class], block, sizeof(uint8_t*));
     free_bytes_ -= size_class * kGrain;
   } else {
@@ -54,7 +31,7 @@ void* BlockArena::Allocate(size_t size) {
     left_ -= footprint;
   }
   // The slack of the rounding and the redzone stay poisoned.
-  Unpoison(block, size);
+  ASAN_UNPOISON_MEMORY_REGION(block, size);
   return block;
 }
 
@@ -70,16 +47,16 @@ void BlockArena::Free(void* block, size_t size) {
     std::abort();
   }
 #endif
-  PushFree(static_cast<uint8_t*>(block), SizeClass(std::max<size_t>(size, 1)));
+  PushFree(static_cast<uint8_t*>(block), SizeClass(size));
 }
 
 void BlockArena::PushFree(uint8_t* block, size_t size_class) {
   const size_t bytes = size_class * kGrain;
-  Unpoison(block, sizeof(uint8_t*));
+  ASAN_UNPOISON_MEMORY_REGION(block, sizeof(uint8_t*));
   std::memcpy(block, &free_[size_class], sizeof(uint8_t*));
   free_[size_class] = block;
   free_bytes_ += bytes;
-  Poison(block, bytes);
+  ASAN_POISON_MEMORY_REGION(block, bytes);
 }
 
 void BlockArena::NewChunk(size_t footprint) {
@@ -91,7 +68,7 @@ void BlockArena::NewChunk(size_t footprint) {
   if (left_ >= kGrain + kRedzoneBytes) PushFree(next_, (left_ - kRedzoneBytes) / kGrain);
   next_ = bytes.get();
   left_ = size;
-  Poison(next_, size);
+  ASAN_POISON_MEMORY_REGION(next_, size);
   chunks_.push_back(Chunk{std::move(bytes), size});
   next_chunk_bytes_ = std::min(next_chunk_bytes_ * 2, kMaxChunkBytes);
   chunk_bytes_ += size;

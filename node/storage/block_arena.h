@@ -16,6 +16,7 @@
 #ifndef CHORD_NODE_STORAGE_BLOCK_ARENA_H_
 #define CHORD_NODE_STORAGE_BLOCK_ARENA_H_
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -63,7 +64,8 @@ class BlockArena {
   size_t free_bytes() const { return free_bytes_; }
 
  private:
-  static size_t SizeClass(size_t size) { return (size + kGrain - 1) / kGrain; }
+  // A size of 0 takes the smallest class.
+  static size_t SizeClass(size_t size) { return (std::max<size_t>(size, 1) + kGrain - 1) / kGrain; }
   // What a block of `size_class` takes of a chunk.
   static size_t Footprint(size_t size_class) { return size_class * kGrain + kRedzoneBytes; }
   // Starts a new chunk with room for `bytes`; what was left of the last one goes on its list.

@@ -52,10 +52,9 @@ class MemoryStore final : public Store {
   Status ScanMeta(std::string_view prefix, const MetaVisitor& visit) override;
 
   // Bytes of the records' blocks as packed (B-tree nodes not counted), and the arena's chunks
-  // that hold them (with what is free in them); for tests and measurements.
+  // that hold them (FreeHeldBytes of them free); for tests and measurements.
   size_t record_bytes() const { return record_bytes_; }
   size_t arena_bytes() const { return arena_.chunk_bytes(); }
-  size_t arena_free_bytes() const { return arena_.free_bytes(); }
 
   // The most writers kept in the table; records of further writers carry the writer inline.
   static constexpr size_t kMaxInternedWriters = 255;
