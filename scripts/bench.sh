@@ -37,6 +37,10 @@
 #   MEM_KEYS        keys loaded for the memory table (default 200000)
 #   SMALL_KEYS      keys loaded, and hot keys read, in the data-growth table (default 1000)
 #   BIG_KEYS        keys loaded in the data-growth table's large runs (default 1000000)
+#   COST_ROUNDS     paired rounds of the cost targets (default 3; 0 skips them): each round
+#                   measures redis GET and SET, one chord-node's get and put and a 3-node ring's
+#                   direct get and put one right after the other; the table gives each round's
+#                   CPU ratios and their medians
 #   WAIT_S          bound of every wait for a process to be ready, in seconds (default 30)
 #   CHORD_BIN_DIR   use the binaries of this build directory and skip installing and building
 #   JOBS            parallel build jobs (default: number of CPUs)
@@ -56,6 +60,7 @@ MEM_KEYS="${MEM_KEYS:-200000}"
 SMALL_KEYS="${SMALL_KEYS:-1000}"
 BIG_KEYS="${BIG_KEYS:-1000000}"
 WAIT_S="${WAIT_S:-30}"
+COST_ROUNDS="${COST_ROUNDS:-3}"
 HOST=127.0.0.1
 REDIS_PACKAGES=(redis-server redis-tools)
 # redis-benchmark gets as many client threads as chord-bench (one per client; it allows 500),
@@ -80,6 +85,8 @@ for var in MEM_KEYS SMALL_KEYS BIG_KEYS; do
 done
 [[ "$WAIT_S" =~ ^[0-9]+$ && "$WAIT_S" -ge 1 && "$WAIT_S" -le 3600 ]] ||
   chord_die "WAIT_S must be a number of seconds from 1 to 3600"
+[[ "$COST_ROUNDS" =~ ^[0-9]+$ && "$COST_ROUNDS" -le 20 ]] ||
+  chord_die "COST_ROUNDS must be a number of rounds from 0 to 20"
 
 # ---- processes: every one started here is stopped by PID on exit -----------------------------
 
@@ -270,23 +277,30 @@ run_redis() {
 MEASURE_START=$SECONDS
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 
+# start_redis: one redis-server without persistence in the background; its port and PID in
+# REDIS_PORT and REDIS_PID.
+start_redis() {
+  REDIS_PORT="$(free_port)"
+  redis-server --port "$REDIS_PORT" --bind "$HOST" --save '' --appendonly no --daemonize no \
+    --dir "$RUN_DIR" --logfile "$RUN_DIR/redis-$REDIS_PORT.log" &
+  REDIS_PID=$!
+  PIDS+=("$REDIS_PID")
+  wait_for "redis-server" "$REDIS_PID" redis-cli -h "$HOST" -p "$REDIS_PORT" ping
+}
+
 chord_section "redis-server $REDIS_VERSION: 1 process, no persistence"
-REDIS_PORT="$(free_port)"
-redis-server --port "$REDIS_PORT" --bind "$HOST" --save '' --appendonly no --daemonize no \
-  --dir "$RUN_DIR" --logfile "$RUN_DIR/redis.log" &
-REDIS_PID=$!
-PIDS+=("$REDIS_PID")
-wait_for "redis-server" "$REDIS_PID" redis-cli -h "$HOST" -p "$REDIS_PORT" ping
+start_redis
 # A short calibration run (also the warm-up) sizes -n so that each test takes about
 # BENCH_SECONDS.
 calib="$(timeout --kill-after=5 120 redis-benchmark -h "$HOST" -p "$REDIS_PORT" -t set,get \
   -n 20000 -c "$CLIENTS" --threads "$REDIS_THREADS" -d "$VALUE_SIZE" -r "$KEYS" -P "$PIPELINE" \
   --csv)" || chord_die "redis-benchmark failed"
+declare -A REDIS_N  # requests of each redis-benchmark test (SET, GET)
 for test in SET GET; do
   rps="$(redis_csv_field "$test" rps "$calib")"
-  n="$(awk -v r="${rps:-0}" -v s="$BENCH_SECONDS" \
+  REDIS_N[$test]="$(awk -v r="${rps:-0}" -v s="$BENCH_SECONDS" \
     'BEGIN { n = int(r * s); if (n < 10000) n = 10000; if (n > 50000000) n = 50000000; print n }')"
-  run_redis "redis $test" "$test" "$n" "$REDIS_PORT" "$REDIS_PID"
+  run_redis "redis $test" "$test" "${REDIS_N[$test]}" "$REDIS_PORT" "$REDIS_PID"
 done
 
 # Memory: MEM_KEYS keys key-0 ... with VALUE_SIZE-byte values (the keys and values chord-bench
@@ -405,6 +419,31 @@ CLIENTS=16
 run_chord "chord 10 nodes R=3 put" "${RING_ARGS[@]}" --op put
 CLIENTS="$saved_clients"
 stop_all
+
+# ---- paired rounds: the cost targets, chord and Redis one right after the other ---------------
+
+# One run per row is at the mercy of the machine's load, which moves the CPU ratios by a third
+# from one run to the next. Each round measures the rows the targets compare within a minute
+# or so, so its ratios compare figures taken under about the same load; the medians over the
+# rounds are the figures to read.
+for ((round = 1; round <= COST_ROUNDS; round++)); do
+  chord_section "paired round $round of $COST_ROUNDS: redis-server, 1 chord-node, 3 chord-nodes"
+  start_redis
+  for test in SET GET; do
+    run_redis "round $round redis $test" "$test" "${REDIS_N[$test]}" "$REDIS_PORT" "$REDIS_PID"
+  done
+  stop_all
+  port="$(free_port)"
+  start_node "$RUN_DIR/node-$port.log" 1 "$port"
+  wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
+  run_chord "round $round 1 node get" --node "$HOST:$port" --op get
+  run_chord "round $round 1 node put" --node "$HOST:$port" --op put
+  stop_all
+  start_ring 3 3
+  run_chord "round $round 3 nodes direct get" --node "${RING[0]}" --op get --direct
+  run_chord "round $round 3 nodes direct put" --node "${RING[0]}" --op put --direct
+  stop_all
+done
 
 # ---- memory per key: the same keys and values as redis -----------------------------------------
 
@@ -593,6 +632,38 @@ cost_row "chord 10 nodes R=3 routed put, 16 cl" "chord 10 nodes R=3 put" "redis 
 echo "3-node direct get CPU / 1-node get CPU: $(ratio "${CPU[chord 3 nodes R=3 direct get]:-}" \
   "${CPU[chord 1 node R=1 get]:-}") (target <= 1.2); replicated put CPU / redis SET:" \
   "$(ratio "${CPU[chord 3 nodes R=3 direct put]:-}" "${CPU[redis SET]:-}") (target <= 3.5)"
+
+if ((COST_ROUNDS > 0)); then
+  # median V...: the median of the numbers among V ("-" when there are none).
+  median() {
+    printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g |
+      awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
+        else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+  }
+  echo
+  echo "paired rounds: the cost targets' CPU ratios, each round's rows measured one right after"
+  echo "the other (redis SET and GET, 1 node get and put, 3 nodes R=3 direct get and put), and"
+  echo "the median of each ratio over the $COST_ROUNDS rounds"
+  printf '%-8s %12s %12s %9s %9s %14s %16s\n' round redis_get_us redis_set_us get/GET put/SET \
+    3node/1node_get replicated_put/SET
+  declare -A ROUND_RATIOS=()
+  for ((round = 1; round <= COST_ROUNDS; round++)); do
+    r="round $round"
+    g="$(ratio "${CPU[$r 1 node get]:-}" "${CPU[$r redis GET]:-}")"
+    p="$(ratio "${CPU[$r 1 node put]:-}" "${CPU[$r redis SET]:-}")"
+    d="$(ratio "${CPU[$r 3 nodes direct get]:-}" "${CPU[$r 1 node get]:-}")"
+    q="$(ratio "${CPU[$r 3 nodes direct put]:-}" "${CPU[$r redis SET]:-}")"
+    ROUND_RATIOS[get]+=" $g" ROUND_RATIOS[put]+=" $p" ROUND_RATIOS[direct]+=" $d"
+    ROUND_RATIOS[replicated]+=" $q"
+    printf '%-8s %12s %12s %9s %9s %14s %16s\n' "$round" "$(fmt "${CPU[$r redis GET]:-}" 1)" \
+      "$(fmt "${CPU[$r redis SET]:-}" 1)" "$g" "$p" "$d" "$q"
+  done
+  # shellcheck disable=SC2086 # each list is split into its ratios on purpose
+  printf '%-8s %12s %12s %9s %9s %14s %16s\n' median "" "" "$(median ${ROUND_RATIOS[get]})" \
+    "$(median ${ROUND_RATIOS[put]})" "$(median ${ROUND_RATIOS[direct]})" \
+    "$(median ${ROUND_RATIOS[replicated]})"
+  printf '%-8s %12s %12s %9s %9s %14s %16s\n' target "" "" "<= 1" "<= 1" "<= 1.2" "<= 3.5"
+fi
 
 echo
 echo "memory per key: resident-memory growth over a load of $MEM_KEYS keys key-0 ... with" \
