@@ -16,6 +16,8 @@
 #   and one chord-node --data-dir (RocksDB), resident-memory growth per key;
 #   data growth: 3 nodes, R=3, --memory and RocksDB, gets of SMALL_KEYS hot keys by 16 clients
 #   after loading SMALL_KEYS and then BIG_KEYS keys (anti-entropy on its default period);
+#   COST_ROUNDS paired rounds of the rows the cost targets compare (redis SET and GET, one
+#   chord-node's put and get, a 3-node ring's direct put and get), one right after the other;
 # all with the same client count (and client threads), value size and key space. Prints a table
 # of ops/s and latency percentiles with the ratio of each chord figure to Redis's (chord /
 # redis), and the cost table of issue 16: server CPU microseconds per operation (utime + stime
@@ -37,10 +39,10 @@
 #   MEM_KEYS        keys loaded for the memory table (default 200000)
 #   SMALL_KEYS      keys loaded, and hot keys read, in the data-growth table (default 1000)
 #   BIG_KEYS        keys loaded in the data-growth table's large runs (default 1000000)
-#   COST_ROUNDS     paired rounds of the cost targets (default 3; 0 skips them): each round
-#                   measures redis GET and SET, one chord-node's get and put and a 3-node ring's
-#                   direct get and put one right after the other; the table gives each round's
-#                   CPU ratios and their medians
+#   COST_ROUNDS     paired rounds of the cost targets (default 3, at most 20; 0 skips them):
+#                   each round measures redis SET and GET, one chord-node's put and get and a
+#                   3-node ring's direct put and get one right after the other; a table gives
+#                   each round's CPU ratios and their medians
 #   WAIT_S          bound of every wait for a process to be ready, in seconds (default 30)
 #   CHORD_BIN_DIR   use the binaries of this build directory and skip installing and building
 #   JOBS            parallel build jobs (default: number of CPUs)
@@ -290,11 +292,15 @@ start_redis() {
 
 chord_section "redis-server $REDIS_VERSION: 1 process, no persistence"
 start_redis
-# A short calibration run (also the warm-up) sizes -n so that each test takes about
-# BENCH_SECONDS.
-calib="$(timeout --kill-after=5 120 redis-benchmark -h "$HOST" -p "$REDIS_PORT" -t set,get \
-  -n 20000 -c "$CLIENTS" --threads "$REDIS_THREADS" -d "$VALUE_SIZE" -r "$KEYS" -P "$PIPELINE" \
-  --csv)" || chord_die "redis-benchmark failed"
+# redis_warmup: a short run of SET and GET against REDIS_PORT (the warm-up of a new
+# redis-server, as chord-bench's --warmup-s is chord's); prints redis-benchmark's CSV.
+redis_warmup() {
+  timeout --kill-after=5 120 redis-benchmark -h "$HOST" -p "$REDIS_PORT" -t set,get -n 20000 \
+    -c "$CLIENTS" --threads "$REDIS_THREADS" -d "$VALUE_SIZE" -r "$KEYS" -P "$PIPELINE" --csv ||
+    chord_die "redis-benchmark failed"
+}
+# The warm-up is also the calibration: it sizes -n so that each test takes about BENCH_SECONDS.
+calib="$(redis_warmup)"
 declare -A REDIS_N  # requests of each redis-benchmark test (SET, GET)
 for test in SET GET; do
   rps="$(redis_csv_field "$test" rps "$calib")"
@@ -429,6 +435,7 @@ stop_all
 for ((round = 1; round <= COST_ROUNDS; round++)); do
   chord_section "paired round $round of $COST_ROUNDS: redis-server, 1 chord-node, 3 chord-nodes"
   start_redis
+  redis_warmup >/dev/null
   for test in SET GET; do
     run_redis "round $round redis $test" "$test" "${REDIS_N[$test]}" "$REDIS_PORT" "$REDIS_PID"
   done
@@ -436,12 +443,13 @@ for ((round = 1; round <= COST_ROUNDS; round++)); do
   port="$(free_port)"
   start_node "$RUN_DIR/node-$port.log" 1 "$port"
   wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
-  run_chord "round $round 1 node get" --node "$HOST:$port" --op get
+  # Put first, on an empty store like redis SET's (chord-bench preloads the keys for gets).
   run_chord "round $round 1 node put" --node "$HOST:$port" --op put
+  run_chord "round $round 1 node get" --node "$HOST:$port" --op get
   stop_all
   start_ring 3 3
-  run_chord "round $round 3 nodes direct get" --node "${RING[0]}" --op get --direct
   run_chord "round $round 3 nodes direct put" --node "${RING[0]}" --op put --direct
+  run_chord "round $round 3 nodes direct get" --node "${RING[0]}" --op get --direct
   stop_all
 done
 
@@ -636,15 +644,15 @@ echo "3-node direct get CPU / 1-node get CPU: $(ratio "${CPU[chord 3 nodes R=3 d
 if ((COST_ROUNDS > 0)); then
   # median V...: the median of the numbers among V ("-" when there are none).
   median() {
-    printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g |
+    printf '%s\n' "$@" | { grep -E '^[0-9.]+$' || true; } | sort -g |
       awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
         else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
   }
   echo
   echo "paired rounds: the cost targets' CPU ratios, each round's rows measured one right after"
-  echo "the other (redis SET and GET, 1 node get and put, 3 nodes R=3 direct get and put), and"
-  echo "the median of each ratio over the $COST_ROUNDS rounds"
-  printf '%-8s %12s %12s %9s %9s %14s %16s\n' round redis_get_us redis_set_us get/GET put/SET \
+  echo "the other (redis SET and GET, 1 node put and get, 3 nodes R=3 direct put and get), and"
+  echo "the median of each ratio over the rounds that measured it (of $COST_ROUNDS)"
+  printf '%-8s %13s %13s %9s %9s %15s %18s\n' round redis_get_cpu redis_set_cpu get/GET put/SET \
     3node/1node_get replicated_put/SET
   declare -A ROUND_RATIOS=()
   for ((round = 1; round <= COST_ROUNDS; round++)); do
@@ -655,14 +663,14 @@ if ((COST_ROUNDS > 0)); then
     q="$(ratio "${CPU[$r 3 nodes direct put]:-}" "${CPU[$r redis SET]:-}")"
     ROUND_RATIOS[get]+=" $g" ROUND_RATIOS[put]+=" $p" ROUND_RATIOS[direct]+=" $d"
     ROUND_RATIOS[replicated]+=" $q"
-    printf '%-8s %12s %12s %9s %9s %14s %16s\n' "$round" "$(fmt "${CPU[$r redis GET]:-}" 1)" \
+    printf '%-8s %13s %13s %9s %9s %15s %18s\n' "$round" "$(fmt "${CPU[$r redis GET]:-}" 1)" \
       "$(fmt "${CPU[$r redis SET]:-}" 1)" "$g" "$p" "$d" "$q"
   done
   # shellcheck disable=SC2086 # each list is split into its ratios on purpose
-  printf '%-8s %12s %12s %9s %9s %14s %16s\n' median "" "" "$(median ${ROUND_RATIOS[get]})" \
+  printf '%-8s %13s %13s %9s %9s %15s %18s\n' median "" "" "$(median ${ROUND_RATIOS[get]})" \
     "$(median ${ROUND_RATIOS[put]})" "$(median ${ROUND_RATIOS[direct]})" \
     "$(median ${ROUND_RATIOS[replicated]})"
-  printf '%-8s %12s %12s %9s %9s %14s %16s\n' target "" "" "<= 1" "<= 1" "<= 1.2" "<= 3.5"
+  printf '%-8s %13s %13s %9s %9s %15s %18s\n' target "" "" "<= 1" "<= 1" "<= 1.2" "<= 3.5"
 fi
 
 echo
