@@ -61,6 +61,7 @@ void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
   s->set_ring_merges(membership_.ring_merges());
   s->set_watchers(static_cast<uint32_t>(ctx_.counters.watchers_waiting));
   s->set_watched_keys(static_cast<uint32_t>(ctx_.watches.watched_keys()));
+  s->set_store_free_bytes(ctx_.store()->FreeHeldBytes());
   auto* d = s->mutable_data();
   d->set_keys_sent(c.keys_sent);
   d->set_bytes_sent(c.bytes_sent);

@@ -406,6 +406,13 @@ TEST_F(MetricsTest, ProcessCpuAndMemoryInMetricsAndStatusGrowWithLoad) {
   EXPECT_GE(Sum(*last, "process_cpu_seconds_total"), cpu_after);
   EXPECT_GE(Sum(*last, "chord_store_free_bytes"),
             Sum(*before_delete, "chord_store_free_bytes") + 64);
+  // status shows the same figure (nothing frees or reuses blocks between the two reads: the
+  // node serves no writes and purges no tombstone within the hour's grace).
+  const nlohmann::json after_delete = status_json();
+  ASSERT_TRUE(after_delete.contains("store_free_bytes")) << after_delete.dump();
+  EXPECT_EQ(after_delete["store_free_bytes"].get<double>(), Sum(*last, "chord_store_free_bytes"));
+  EXPECT_GE(after_delete["store_free_bytes"].get<double>(),
+            Sum(*before_delete, "chord_store_free_bytes") + 64);
 }
 
 TEST_F(MetricsTest, OtherPathsAre404AndGarbageClosesTheConnection) {

@@ -52,6 +52,7 @@ std::string StatusText(const wire::StatusResponse& status) {
   line("keys", std::to_string(status.keys()));
   line("replica_keys", std::to_string(status.replica_keys()));
   line("tombstones", std::to_string(status.tombstones()));
+  line("store_free_bytes", std::to_string(status.store_free_bytes()));
   line("replicas", std::to_string(status.replicas()));
   line("ring_has_enough_members", status.ring_has_enough_members() ? "yes" : "no");
   line("stabilize_rounds", std::to_string(status.stabilize_rounds()));

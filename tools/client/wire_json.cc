@@ -90,6 +90,7 @@ nlohmann::json StatusJson(const wire::StatusResponse& status) {
                    {"watched_keys", status.watched_keys()},
                    {"hints_pending", status.hints_pending()},
                    {"hint_bytes", status.hint_bytes()},
+                   {"store_free_bytes", status.store_free_bytes()},
                    {"data", DataCountersJson(status.data())}};
   // The process the node runs in (Prometheus's standard names); absent from older nodes.
   if (status.has_process()) {
