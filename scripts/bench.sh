@@ -129,9 +129,10 @@ stop_all() {
 }
 
 USED_PORTS=" "
-# free_port: a 127.0.0.1 port nothing listens on now and not handed out before by this script,
-# below the kernel's ephemeral range (so that no client connection holds it by the time the
-# server binds it).
+# free_port: sets FREE_PORT to a 127.0.0.1 port nothing listens on now and not handed out
+# before by this script, below the kernel's ephemeral range (so that no client connection holds
+# it by the time the server binds it). Called in this shell, not in $(...), so that USED_PORTS
+# keeps what it handed out.
 EPHEMERAL_LOW="$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
 ((EPHEMERAL_LOW > 12000)) || EPHEMERAL_LOW=32768
 free_port() {
@@ -141,7 +142,7 @@ free_port() {
     [[ "$USED_PORTS" == *" $port "* ]] && continue
     if ! (exec 3<>"/dev/tcp/$HOST/$port") 2>/dev/null; then
       USED_PORTS+="$port "
-      echo "$port"
+      FREE_PORT="$port"
       return 0
     fi
   done
@@ -282,7 +283,8 @@ LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 # start_redis: one redis-server without persistence in the background; its port and PID in
 # REDIS_PORT and REDIS_PID.
 start_redis() {
-  REDIS_PORT="$(free_port)"
+  free_port
+  REDIS_PORT="$FREE_PORT"
   redis-server --port "$REDIS_PORT" --bind "$HOST" --save '' --appendonly no --daemonize no \
     --dir "$RUN_DIR" --logfile "$RUN_DIR/redis-$REDIS_PORT.log" &
   REDIS_PID=$!
@@ -297,7 +299,7 @@ start_redis
 redis_warmup() {
   timeout --kill-after=5 120 redis-benchmark -h "$HOST" -p "$REDIS_PORT" -t set,get -n 20000 \
     -c "$CLIENTS" --threads "$REDIS_THREADS" -d "$VALUE_SIZE" -r "$KEYS" -P "$PIPELINE" --csv ||
-    chord_die "redis-benchmark failed"
+    chord_die "redis-benchmark's warm-up against redis-server on port $REDIS_PORT failed"
 }
 # The warm-up is also the calibration: it sizes -n so that each test takes about BENCH_SECONDS.
 calib="$(redis_warmup)"
@@ -367,7 +369,8 @@ start_ring() {
   RING=()
   RING_ARGS=()
   for ((i = 0; i < n; i++)); do
-    port="$(free_port)"
+    free_port
+    port="$FREE_PORT"
     start_node "$RUN_DIR/node-$port.log" "$replicas" "$port" "${RING[0]:-}"
     wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
     RING+=("$HOST:$port")
@@ -380,7 +383,8 @@ start_ring() {
 bench_setups() {
   local sfx="$1" port i addr
   chord_section "chord: 1 node, --memory --replicas 1$sfx"
-  port="$(free_port)"
+  free_port
+  port="$FREE_PORT"
   start_node "$RUN_DIR/node-$port.log" 1 "$port"
   wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
   run_chord "chord 1 node R=1 put$sfx" --node "$HOST:$port" --op put
@@ -392,7 +396,8 @@ bench_setups() {
   chord_section "chord: 3 nodes, --memory --replicas 3$sfx"
   local ring=() ring_args=()
   for i in 0 1 2; do
-    port="$(free_port)"
+    free_port
+    port="$FREE_PORT"
     start_node "$RUN_DIR/node-$port.log" 3 "$port" "${ring[0]:-}"
     wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
     ring+=("$HOST:$port")
@@ -440,10 +445,11 @@ for ((round = 1; round <= COST_ROUNDS; round++)); do
     run_redis "round $round redis $test" "$test" "${REDIS_N[$test]}" "$REDIS_PORT" "$REDIS_PID"
   done
   stop_all
-  port="$(free_port)"
+  free_port
+  port="$FREE_PORT"
   start_node "$RUN_DIR/node-$port.log" 1 "$port"
   wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
-  # Put first, on an empty store like redis SET's (chord-bench preloads the keys for gets).
+  # Put first, as in the single runs (chord-bench preloads the keys for gets).
   run_chord "round $round 1 node put" --node "$HOST:$port" --op put
   run_chord "round $round 1 node get" --node "$HOST:$port" --op get
   stop_all
@@ -458,7 +464,8 @@ done
 for ROCKSDB in 0 1; do
   if ((ROCKSDB)); then store_name="--data-dir (RocksDB)"; else store_name="--memory"; fi
   chord_section "chord: 1 node, $store_name --replicas 1: memory per key, $MEM_KEYS keys"
-  port="$(free_port)"
+  free_port
+  port="$FREE_PORT"
   start_node "$RUN_DIR/node-$port.log" 1 "$port"
   wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
   saved_keys="$KEYS"
@@ -540,8 +547,10 @@ LUA
 }
 
 chord_section "chord: 1 node, --memory --replicas 1, HTTP API: wrk beside chord-bench"
-port="$(free_port)"
-http_port="$(free_port)"
+free_port
+port="$FREE_PORT"
+free_port
+http_port="$FREE_PORT"
 NODE_EXTRA_ARGS=(--http-listen "$HOST:$http_port")
 start_node "$RUN_DIR/node-$port.log" 1 "$port"
 NODE_EXTRA_ARGS=()
