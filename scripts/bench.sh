@@ -362,58 +362,52 @@ ring_ready() {
   for addr in "$@"; do grep -q "\"$addr\"" <<<"$out" || return 1; done
 }
 
+# start_joined_node REPLICAS [JOIN]: one chord-node (start_node) on a free port, waited for
+# until it has joined; its address in NODE_ADDR.
+start_joined_node() {
+  free_port
+  start_node "$RUN_DIR/node-$FREE_PORT.log" "$1" "$FREE_PORT" "${2:-}"
+  NODE_ADDR="$HOST:$FREE_PORT"
+  wait_for "chord-node on $NODE_ADDR" "${PIDS[-1]}" node_joined "$NODE_ADDR"
+}
+
 # start_ring N REPLICAS: N chord-nodes joined into one ring; their addresses in RING and
 # RING_ARGS (--node ADDR each).
 start_ring() {
-  local n="$1" replicas="$2" i port
+  local n="$1" replicas="$2" i addr
   RING=()
   RING_ARGS=()
   for ((i = 0; i < n; i++)); do
-    free_port
-    port="$FREE_PORT"
-    start_node "$RUN_DIR/node-$port.log" "$replicas" "$port" "${RING[0]:-}"
-    wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
-    RING+=("$HOST:$port")
+    start_joined_node "$replicas" "${RING[0]:-}"
+    RING+=("$NODE_ADDR")
   done
   wait_for "the $n-node ring" "${PIDS[0]}" ring_ready "${RING[@]}"
-  for port in "${RING[@]}"; do RING_ARGS+=(--node "$port"); done
+  for addr in "${RING[@]}"; do RING_ARGS+=(--node "$addr"); done
 }
 
 # bench_setups SUFFIX: the 1-node and the 3-node runs, rows named "... SUFFIX".
 bench_setups() {
-  local sfx="$1" port i addr
+  local sfx="$1"
   chord_section "chord: 1 node, --memory --replicas 1$sfx"
-  free_port
-  port="$FREE_PORT"
-  start_node "$RUN_DIR/node-$port.log" 1 "$port"
-  wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
-  run_chord "chord 1 node R=1 put$sfx" --node "$HOST:$port" --op put
-  run_chord "chord 1 node R=1 get$sfx" --node "$HOST:$port" --op get
-  run_chord "chord 1 node R=1 direct put$sfx" --node "$HOST:$port" --op put --direct
-  run_chord "chord 1 node R=1 direct get$sfx" --node "$HOST:$port" --op get --direct
+  start_joined_node 1
+  run_chord "chord 1 node R=1 put$sfx" --node "$NODE_ADDR" --op put
+  run_chord "chord 1 node R=1 get$sfx" --node "$NODE_ADDR" --op get
+  run_chord "chord 1 node R=1 direct put$sfx" --node "$NODE_ADDR" --op put --direct
+  run_chord "chord 1 node R=1 direct get$sfx" --node "$NODE_ADDR" --op get --direct
   stop_all
 
   chord_section "chord: 3 nodes, --memory --replicas 3$sfx"
-  local ring=() ring_args=()
-  for i in 0 1 2; do
-    free_port
-    port="$FREE_PORT"
-    start_node "$RUN_DIR/node-$port.log" 3 "$port" "${ring[0]:-}"
-    wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
-    ring+=("$HOST:$port")
-  done
-  wait_for "the 3-node ring" "${PIDS[0]}" ring_ready "${ring[@]}"
-  for addr in "${ring[@]}"; do ring_args+=(--node "$addr"); done
-  run_chord "chord 3 nodes R=3 put$sfx" "${ring_args[@]}" --op put
-  run_chord "chord 3 nodes R=3 get$sfx" "${ring_args[@]}" --op get
-  run_chord "chord 3 nodes R=3 direct put$sfx" --node "${ring[0]}" --op put --direct
-  run_chord "chord 3 nodes R=3 direct get$sfx" --node "${ring[0]}" --op get --direct
+  start_ring 3 3
+  run_chord "chord 3 nodes R=3 put$sfx" "${RING_ARGS[@]}" --op put
+  run_chord "chord 3 nodes R=3 get$sfx" "${RING_ARGS[@]}" --op get
+  run_chord "chord 3 nodes R=3 direct put$sfx" --node "${RING[0]}" --op put --direct
+  run_chord "chord 3 nodes R=3 direct get$sfx" --node "${RING[0]}" --op get --direct
   if [[ -z $sfx ]]; then
     # Consistency levels side by side on the same ring (README "Consistency levels").
     local level
     for level in one quorum all; do
-      run_chord "chord 3 nodes R=3 $level put" "${ring_args[@]}" --op put --consistency "$level"
-      run_chord "chord 3 nodes R=3 $level get" "${ring_args[@]}" --op get --consistency "$level"
+      run_chord "chord 3 nodes R=3 $level put" "${RING_ARGS[@]}" --op put --consistency "$level"
+      run_chord "chord 3 nodes R=3 $level get" "${RING_ARGS[@]}" --op get --consistency "$level"
     done
   fi
   stop_all
@@ -445,13 +439,10 @@ for ((round = 1; round <= COST_ROUNDS; round++)); do
     run_redis "round $round redis $test" "$test" "${REDIS_N[$test]}" "$REDIS_PORT" "$REDIS_PID"
   done
   stop_all
-  free_port
-  port="$FREE_PORT"
-  start_node "$RUN_DIR/node-$port.log" 1 "$port"
-  wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
+  start_joined_node 1
   # Put first, as in the single runs (chord-bench preloads the keys for gets).
-  run_chord "round $round 1 node put" --node "$HOST:$port" --op put
-  run_chord "round $round 1 node get" --node "$HOST:$port" --op get
+  run_chord "round $round 1 node put" --node "$NODE_ADDR" --op put
+  run_chord "round $round 1 node get" --node "$NODE_ADDR" --op get
   stop_all
   start_ring 3 3
   run_chord "round $round 3 nodes direct put" --node "${RING[0]}" --op put --direct
@@ -464,13 +455,10 @@ done
 for ROCKSDB in 0 1; do
   if ((ROCKSDB)); then store_name="--data-dir (RocksDB)"; else store_name="--memory"; fi
   chord_section "chord: 1 node, $store_name --replicas 1: memory per key, $MEM_KEYS keys"
-  free_port
-  port="$FREE_PORT"
-  start_node "$RUN_DIR/node-$port.log" 1 "$port"
-  wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
+  start_joined_node 1
   saved_keys="$KEYS"
   KEYS="$MEM_KEYS"
-  RUN_SECONDS=1 RUN_WARMUP_S=0 run_chord "chord memory $ROCKSDB" --node "$HOST:$port" --op get
+  RUN_SECONDS=1 RUN_WARMUP_S=0 run_chord "chord memory $ROCKSDB" --node "$NODE_ADDR" --op get
   KEYS="$saved_keys"
   if ((ROCKSDB)); then
     # RocksDB's write amplification: bytes written to the disk over bytes of the records put.
@@ -548,15 +536,12 @@ LUA
 
 chord_section "chord: 1 node, --memory --replicas 1, HTTP API: wrk beside chord-bench"
 free_port
-port="$FREE_PORT"
-free_port
 http_port="$FREE_PORT"
 NODE_EXTRA_ARGS=(--http-listen "$HOST:$http_port")
-start_node "$RUN_DIR/node-$port.log" 1 "$port"
+start_joined_node 1
 NODE_EXTRA_ARGS=()
-wait_for "chord-node on $HOST:$port" "${PIDS[-1]}" node_joined "$HOST:$port"
 # chord-bench's get run preloads the keys key-0 ... that wrk then reads.
-run_chord "chord 1 node R=1 get (binary)" --node "$HOST:$port" --op get
+run_chord "chord 1 node R=1 get (binary)" --node "$NODE_ADDR" --op get
 run_wrk "chord 1 node R=1 get (HTTP)" "http://$HOST:$http_port"
 stop_all
 
