@@ -377,5 +377,49 @@ TEST(ChordNodeTest, OversizedKeysAndValuesAreRejectedWithAReason) {
   EXPECT_EQ(r->data_resp().code(), wire::INVALID);
 }
 
+// A client's get of a key the asked node owns is served there, in no hops (before, the owner
+// looked the key up like any node: a hop to its predecessor and back); a get of any other key
+// is looked up. Both read the value written, answered by the owner computed here from the
+// sorted ids.
+TEST(ChordNodeTest, AGetOfAKeyTheNodeOwnsIsServedWithoutALookup) {
+  SimNetwork net(Net(10));
+  std::vector<std::string> addrs;
+  for (int i = 1; i <= 5; ++i) {
+    addrs.push_back(Addr(i));
+    net.AddNode(Addr(i), FastConfig(), i == 1 ? "" : Addr(1));
+    net.RunFor(50);
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
+  const auto ids = SortedIds(addrs);
+  std::map<Id, std::string> addr_of;
+  for (const std::string& a : addrs) addr_of[Id::Sha1(a)] = a;
+  int owned = 0, elsewhere = 0;
+  for (int k = 0; k < 60; ++k) {
+    const std::string key = "key-" + std::to_string(k);
+    auto put = Call(net, Addr(1 + k % 5), PutReq(key, "v" + std::to_string(k)));
+    ASSERT_TRUE(put && put->data_resp().code() == wire::OK) << key;
+    const std::string owner = addr_of.at(SuccessorOf(Id::Sha1(key), ids));
+    // The node after the owner: the key lies just behind it.
+    const std::string other = addr_of.at(SuccessorOf(Id::Sha1(owner) + Id::PowerOfTwo(0), ids));
+    for (const std::string& asked : {owner, other}) {
+      SCOPED_TRACE(key + " asked at " + asked);
+      auto got = Call(net, asked, GetReq(key));
+      ASSERT_TRUE(got && got->has_data_resp());
+      EXPECT_EQ(got->data_resp().code(), wire::OK);
+      EXPECT_EQ(got->data_resp().value(), "v" + std::to_string(k));
+      EXPECT_EQ(*Id::FromBytes(got->data_resp().owner().id()), Id::Sha1(owner));
+      if (asked == owner) {
+        EXPECT_EQ(got->data_resp().hops(), 0u);
+        ++owned;
+      } else {
+        EXPECT_GE(got->data_resp().hops(), 1u);
+        ++elsewhere;
+      }
+    }
+  }
+  EXPECT_EQ(owned, 60);
+  EXPECT_EQ(elsewhere, 60);
+}
+
 }  // namespace
 }  // namespace chord

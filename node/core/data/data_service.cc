@@ -39,11 +39,15 @@ void DataService::HandleRequest(ReplyToken from, const wire::Envelope& request) 
     bad.set_error(problem);
     return ctx_.out.Reply(from, request.request_id(), msg::Data(std::move(bad)));
   }
+  const Id key_id = Id::Sha1(key);
+  // A read of a key this node owns needs neither a lookup nor a retry: it is served as a
+  // direct request is (a write still needs its version and the retries below).
+  if (request.has_get() && OwnedHere(key_id)) return owner_.HandleDirect(from, request, key_id);
   const uint64_t id = next_id_++;
   DataOp& op = ops_[id];
   op.from = from;
   op.request = msg::AsDirect(request);
-  op.key_id = Id::Sha1(key);
+  op.key_id = key_id;
   op.deadline_ms = ctx_.now.mono_ms + ctx_.config.data_deadline_ms;
   op.backoff_ms = ctx_.config.data_retry_ms;
   Stamp(op);
@@ -51,6 +55,7 @@ void DataService::HandleRequest(ReplyToken from, const wire::Envelope& request) 
 }
 
 void DataService::Stamp(DataOp& op) {
+  if (op.request.has_get()) return;
   const uint64_t version = ctx_.versions.Next(ctx_.now.wall_ms);
   const std::string writer = ctx_.self().id.ToBytes();
   if (op.request.has_put()) {
@@ -60,6 +65,16 @@ void DataService::Stamp(DataOp& op) {
     op.request.mutable_del()->set_version(version);
     op.request.mutable_del()->set_writer(writer);
   }
+}
+
+bool DataService::OwnedHere(const Id& key_id) const {
+  const RingState& ring = ctx_.ring;
+  if (!ring.joined() || ring.awaiting_transfer) return false;
+  // Without a predecessor Owns falls back on where the range last started, which the lookup's
+  // walk of the successors may know better.
+  const bool start_known = ring.successors.empty() ||
+                           (ring.predecessor.has_value() && !(*ring.predecessor == ring.self));
+  return start_known && ring.Owns(key_id);
 }
 
 bool DataService::Suspected(const NodeRef& n) const {
@@ -90,6 +105,13 @@ void DataService::Attempt(uint64_t id) {
     const NodeRef target = *op.hint;
     op.hint.reset();
     return SendTo(id, target);
+  }
+  if (OwnedHere(op.key_id)) {
+    // A lookup would end here, in no hops.
+    op.hops = 0;
+    op.suspect.reset();
+    op.owner_successors.clear();
+    return SendTo(id, ctx_.self());
   }
   lookups_.Start(op.key_id, /*verify_owner=*/false, Ref(kLookup, id));
 }
@@ -134,7 +156,7 @@ void DataService::SendTo(uint64_t id, const NodeRef& owner) {
   if (op.request.has_del()) op.request.mutable_del()->set_suspect(suspect);
   if (owner == ctx_.self()) {
     if (op.suspect) membership_.Suspect(*op.suspect);
-    return owner_.Serve(op.request, Ref(kLocal, id));
+    return owner_.Serve(op.request, Ref(kLocal, id), op.key_id);
   }
   // A write waits for its replicas (in parallel, each up to one RPC timeout), then for the
   // hint holders standing in for the silent ones (one more): three leave a margin. A read at

@@ -70,7 +70,11 @@ class DataService {
     std::vector<NodeRef> owner_successors;  // after the owner, from the last lookup
   };
 
-  // One attempt: straight to the hinted node, or a lookup first.
+  // True when this node owns `key_id` by its own pointers, with nothing in the way of serving
+  // it: joined, its hand-over in, its range's start known (or alone), the key in that range.
+  // Such a request is served here without a lookup, as a request marked `direct` would be.
+  bool OwnedHere(const Id& key_id) const;
+  // One attempt: served here when OwnedHere, else straight to the hinted node or a lookup.
   void Attempt(uint64_t id);
   // Gives a write its version (a new one on each call).
   void Stamp(DataOp& op);

@@ -11,10 +11,11 @@
 
 namespace chord {
 
-void OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request) {
+void OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
+                                std::optional<Id> key_id) {
   const uint64_t id = next_id_++;
   requesters_[id] = Requester{from, request.request_id()};
-  Serve(request, OpRef{OpKind::kDirect, 0, 0, id});
+  Serve(request, OpRef{OpKind::kDirect, 0, 0, id}, key_id);
 }
 
 void OwnerService::OnDataDone(OpRef op, wire::DataResponse response) {
@@ -119,7 +120,8 @@ wire::DataResponse OwnerService::NotOwner(const Id& key_id) {
   return resp;
 }
 
-void OwnerService::Serve(const wire::Envelope& request, OpRef requester) {
+void OwnerService::Serve(const wire::Envelope& request, OpRef requester,
+                         std::optional<Id> known_id) {
   const RingState& ring = ctx_.ring;
   const std::string& key = msg::DataKey(request);
   wire::DataResponse resp;
@@ -130,7 +132,7 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester) {
     resp.set_error("the key or value is outside the size limits");
     return Answer(requester, std::move(resp));
   }
-  const Id key_id = Id::Sha1(key);
+  const Id key_id = known_id ? *known_id : Id::Sha1(key);
   wire::Record rec;
   Status s;
   if (request.has_get() && request.get().from_replica()) {

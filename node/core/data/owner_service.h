@@ -9,6 +9,7 @@
 #define CHORD_NODE_CORE_DATA_OWNER_SERVICE_H_
 
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 
 #include "node/core/node_context.h"
@@ -24,10 +25,14 @@ class OwnerService {
   OwnerService(const OwnerService&) = delete;
   OwnerService& operator=(const OwnerService&) = delete;
 
-  // A direct request from another node: served, then answered to `from`.
-  void HandleDirect(ReplyToken from, const wire::Envelope& request);
+  // A direct request (from another node, or a client's get of a key this node owns, handed on
+  // by the DataService): served, then answered to `from`. `key_id`: the key's SHA-1 when the
+  // caller has it already.
+  void HandleDirect(ReplyToken from, const wire::Envelope& request,
+                    std::optional<Id> key_id = std::nullopt);
   // Serves a direct get, put or delete; the DataResponse goes to `requester`.
-  void Serve(const wire::Envelope& request, OpRef requester);
+  void Serve(const wire::Envelope& request, OpRef requester,
+             std::optional<Id> key_id = std::nullopt);
   // The answer to a HandleDirect request is ready.
   void OnDataDone(OpRef op, wire::DataResponse response);
 
