@@ -27,6 +27,7 @@ void OwnerService::OnDataDone(OpRef op, wire::DataResponse response) {
 }
 
 void OwnerService::Answer(OpRef requester, wire::DataResponse response) {
+  if (!response.has_owner()) ctx_.self().ToWire(response.mutable_owner());
   ctx_.completions.Post(requester, std::move(response));
 }
 
@@ -40,7 +41,7 @@ wire::DataResponse OwnerService::ReadLocal(const Id& key_id, const std::string& 
   const bool expired = status->ok() && !record->deleted() && !RecordLive(*record, ctx_.now.wall_ms);
   if (status->ok() && !record->deleted() && !expired) {
     resp.set_code(wire::OK);
-    resp.set_value(record->value());
+    resp.mutable_value()->swap(*record->mutable_value());  // moved, not copied
     if (record->expires_unix_ms() != 0) resp.set_expires_unix_ms(record->expires_unix_ms());
   } else if (status->ok() || status->IsNotFound()) {
     resp.set_code(wire::NOT_FOUND);
@@ -124,8 +125,7 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester,
                          std::optional<Id> known_id) {
   const RingState& ring = ctx_.ring;
   const std::string& key = msg::DataKey(request);
-  wire::DataResponse resp;
-  ctx_.self().ToWire(resp.mutable_owner());
+  wire::DataResponse resp;  // Answer names this node as the owner
   if (!KeyProblem(key).empty() ||
       (request.has_put() && request.put().value().size() > ctx_.config.max_value_bytes)) {
     resp.set_code(wire::INVALID);
@@ -178,7 +178,10 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester,
     resp = ReadLocal(key_id, key, /*replica_read=*/false, &rec, &s);
     resp.set_acks(s.ok() || s.IsNotFound() ? 1 : 0);
     resp.set_required(1);
-    if (s.ok() && replication_.policy().ShouldRepairRead()) replication_.reads().Repair(rec);
+    if (s.ok() && replication_.policy().ShouldRepairRead()) {
+      if (resp.code() == wire::OK) rec.set_value(resp.value());  // ReadLocal moved it
+      replication_.reads().Repair(rec);
+    }
     // No copy here at all: a new owner may not have received every key yet (with vnodes a
     // join hand-over is partial). The replicas decide; the newest version they hold wins.
     if (s.IsNotFound() && replication_.policy().replicated()) {

@@ -42,7 +42,8 @@ class OwnerService {
     uint64_t request_id = 0;
   };
 
-  // Reads the local copy (owner or replica); a tombstone reads as NOT_FOUND.
+  // Reads the local copy (owner or replica) into `record`; a tombstone reads as NOT_FOUND.
+  // An answer with code OK takes the record's value (moved: `record` is left without it).
   wire::DataResponse ReadLocal(const Id& key_id, const std::string& key, bool replica_read,
                                wire::Record* record, Status* status);
   // A conditional write or one with a TTL, at the owner: checks the condition against the
