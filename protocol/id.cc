@@ -4,12 +4,15 @@
 // where the library still has them: in OpenSSL 3.0 (Debian 12) EVP_DigestInit_ex frees and
 // allocates the digest's provider context on every call, even on a reused EVP_MD_CTX (fixed in
 // 3.1), which made hashing a 10-byte key cost about 80 ns instead of 50. The functions are
-// deprecated, not removed, in 3.x; a library built without them gets the EVP path.
+// deprecated, not removed, in 3.x; a library built without them gets the EVP path. The macro
+// must come before any OpenSSL header (this file includes none through id.h).
+#ifndef OPENSSL_SUPPRESS_DEPRECATED
 #define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/configuration.h>
+#endif
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace chord {

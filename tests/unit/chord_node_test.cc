@@ -377,9 +377,9 @@ TEST(ChordNodeTest, OversizedKeysAndValuesAreRejectedWithAReason) {
   EXPECT_EQ(r->data_resp().code(), wire::INVALID);
 }
 
-// A client's get of a key the asked node owns is served there, in no hops (before, the owner
-// looked the key up like any node: a hop to its predecessor and back); a get of any other key
-// is looked up. Both read the value written, answered by the owner computed here from the
+// A client's get or put of a key the asked node owns is served there, in no hops (before, the
+// owner looked the key up like any node: a hop to its predecessor and back); a get of any other
+// key is looked up. Both read the value written, answered by the owner computed here from the
 // sorted ids.
 TEST(ChordNodeTest, AGetOfAKeyTheNodeOwnsIsServedWithoutALookup) {
   SimNetwork net(Net(10));
@@ -396,9 +396,10 @@ TEST(ChordNodeTest, AGetOfAKeyTheNodeOwnsIsServedWithoutALookup) {
   int owned = 0, elsewhere = 0;
   for (int k = 0; k < 60; ++k) {
     const std::string key = "key-" + std::to_string(k);
-    auto put = Call(net, Addr(1 + k % 5), PutReq(key, "v" + std::to_string(k)));
-    ASSERT_TRUE(put && put->data_resp().code() == wire::OK) << key;
     const std::string owner = addr_of.at(SuccessorOf(Id::Sha1(key), ids));
+    auto put = Call(net, owner, PutReq(key, "v" + std::to_string(k)));
+    ASSERT_TRUE(put && put->data_resp().code() == wire::OK) << key;
+    EXPECT_EQ(put->data_resp().hops(), 0u) << key;
     // The node after the owner: the key lies just behind it.
     const std::string other = addr_of.at(SuccessorOf(Id::Sha1(owner) + Id::PowerOfTwo(0), ids));
     for (const std::string& asked : {owner, other}) {
@@ -419,6 +420,57 @@ TEST(ChordNodeTest, AGetOfAKeyTheNodeOwnsIsServedWithoutALookup) {
   }
   EXPECT_EQ(owned, 60);
   EXPECT_EQ(elsewhere, 60);
+}
+
+// A node that has joined but not yet received its keys does not serve a get of its new range
+// from its empty store, nor answer NOT_OWNER: the get waits (lookups with back-off) until the
+// hand-over is in, then reads the value written before the join.
+TEST(ChordNodeTest, AGetAtAJoinerAwaitingItsKeysReadsTheValueOnceTheyArrive) {
+  SimNetwork net(Net(11));
+  std::vector<std::string> addrs;
+  for (int i = 1; i <= 4; ++i) {
+    addrs.push_back(Addr(i));
+    net.AddNode(Addr(i), FastConfig(), i == 1 ? "" : Addr(1));
+    net.RunFor(50);
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
+  const std::string joiner = Addr(5);
+  std::vector<std::string> after = addrs;
+  after.push_back(joiner);
+  const auto ids = SortedIds(after);
+  // Keys whose owner, once the joiner is in, is the joiner (computed from the sorted ids).
+  std::vector<std::string> moving;
+  for (int k = 0; k < 400 && moving.size() < 5; ++k) {
+    const std::string key = "key-" + std::to_string(k);
+    if (SuccessorOf(Id::Sha1(key), ids) == Id::Sha1(joiner)) moving.push_back(key);
+  }
+  ASSERT_FALSE(moving.empty());
+  for (const std::string& key : moving) {
+    auto put = Call(net, Addr(1), PutReq(key, "before-" + key));
+    ASSERT_TRUE(put && put->data_resp().code() == wire::OK) << key;
+  }
+  // Slow the hand-over: everything the joiner's successor sends the joiner takes 2 s.
+  const std::string successor_addr = [&] {
+    const Id next = SuccessorOf(Id::Sha1(joiner) + Id::PowerOfTwo(0), ids);
+    for (const std::string& a : addrs) {
+      if (Id::Sha1(a) == next) return a;
+    }
+    return std::string();
+  }();
+  ASSERT_FALSE(successor_addr.empty());
+  net.SetDelay([&](const std::string& from, const std::string& to) -> uint64_t {
+    return from == successor_addr && to == joiner ? 2000 : 0;
+  });
+  const ChordNode* j = net.AddNode(joiner, FastConfig(), Addr(1));
+  ASSERT_TRUE(net.RunUntil([&] { return j->joined() && j->ring().awaiting_transfer; }, 20000))
+      << "the joiner never waited for its keys";
+  net.SetDelay(nullptr);
+  for (const std::string& key : moving) {
+    auto got = Call(net, joiner, GetReq(key));
+    ASSERT_TRUE(got && got->has_data_resp()) << key;
+    EXPECT_EQ(got->data_resp().code(), wire::OK) << key << ": " << got->data_resp().error();
+    EXPECT_EQ(got->data_resp().value(), "before-" + key);
+  }
 }
 
 }  // namespace

@@ -150,6 +150,8 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester,
     resp.set_error("the owner " + ring.self.addr + " is leaving the ring");
     return Answer(requester, std::move(resp));
   }
+  // The DataService hands a client's get here without a DataOp (no retry) only when these
+  // checks pass (DataService::OwnedHere): keep the two in step.
   if (!ring.Owns(key_id) || ring.awaiting_transfer) return Answer(requester, NotOwner(key_id));
   if (request.has_get()) {
     const auto& get = request.get();
