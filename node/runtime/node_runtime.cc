@@ -483,14 +483,13 @@ void NodeRuntime::SendReply(uint64_t to, const wire::Envelope& reply) {
   }
   auto it = inbound_.find(to);
   if (it == inbound_.end()) return;  // the requester has gone away
-  std::string frame;
-  if (!EncodeFrame(reply, &frame, options_.max_frame_bytes)) {
+  bool too_large = false;
+  it->second.conn->WriteEnvelope(reply, options_.max_frame_bytes, &too_large);
+  if (too_large) {
     Log(LogLevel::kWarn, "dropping a reply to " + it->second.conn->peer() +
                              ": it is larger than the " + std::to_string(options_.max_frame_bytes) +
                              "-byte frame limit");
-    return;
   }
-  it->second.conn->Write(std::move(frame));
 }
 
 uint64_t NodeRuntime::Schedule(uint64_t delay_ms, std::function<void()> fn) {

@@ -111,13 +111,43 @@ void TcpConnection::SetCallbacks(FrameFn on_frame, CloseFn on_close) {
   on_close_ = std::move(on_close);
 }
 
-bool TcpConnection::Write(std::string frame) {
+bool TcpConnection::Overfull(size_t adding) {
+  if (queued_bytes() + adding <= options_.max_queued_bytes) return false;
+  Close(Status::Aborted("more than " + std::to_string(options_.max_queued_bytes) +
+                        " bytes are waiting to be written; the peer is not reading"));
+  return true;
+}
+
+bool TcpConnection::WriteEnvelope(const wire::Envelope& envelope, uint32_t max_frame_bytes,
+                                  bool* too_large) {
+  *too_large = false;
   if (closing_) return false;
-  if (queued_bytes() + frame.size() > options_.max_queued_bytes) {
-    Close(Status::Aborted("more than " + std::to_string(options_.max_queued_bytes) +
-                          " bytes are waiting to be written; the peer is not reading"));
+  if (!connected_ || options_.gather == nullptr) {
+    std::string frame;
+    if (!EncodeFrame(envelope, &frame, max_frame_bytes)) {
+      *too_large = true;
+      return false;
+    }
+    return Write(std::move(frame));
+  }
+  const size_t before = gathered_.size();
+  if (!EncodeFrame(envelope, &gathered_, max_frame_bytes)) {
+    *too_large = true;
     return false;
   }
+  if (queued_bytes() > options_.max_queued_bytes) {
+    // As Write: the frame that does not fit is not sent, and the connection closes.
+    const size_t frame_bytes = gathered_.size() - before;
+    gathered_.resize(before);
+    return !Overfull(frame_bytes);
+  }
+  Gathered();
+  return !closing_;
+}
+
+bool TcpConnection::Write(std::string frame) {
+  if (closing_) return false;
+  if (Overfull(frame.size())) return false;
   if (!connected_) {
     pending_bytes_ += frame.size();
     pending_.push_back(std::move(frame));
@@ -129,23 +159,26 @@ bool TcpConnection::Write(std::string frame) {
 
 void TcpConnection::Send(std::string frame) {
   if (options_.gather != nullptr) {
-    if (gathered_.empty()) {
+    if (gathered_.empty() && gathered_.capacity() < frame.size()) {
       gathered_ = std::move(frame);
     } else {
       gathered_.append(frame);
     }
-    if (gathered_.size() >= kMaxGatheredBytes) return Flush();  // no unbounded buffer per turn
-    if (!in_gather_) {
-      in_gather_ = true;
-      options_.gather->Add(this);
-    }
-    return;
+    return Gathered();
   }
   if (!tls_) return StartWrite(frame);
   std::string cipher;
   Status s = tls_->Send(frame, &cipher);
   if (!s.ok()) return Close(s);
   if (!cipher.empty()) StartWrite(cipher);
+}
+
+void TcpConnection::Gathered() {
+  if (gathered_.size() >= kMaxGatheredBytes) return Flush();  // no unbounded buffer per turn
+  if (!in_gather_) {
+    in_gather_ = true;
+    options_.gather->Add(this);
+  }
 }
 
 void TcpConnection::Flush() {

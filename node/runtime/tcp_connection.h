@@ -86,6 +86,10 @@ class TcpConnection {
   // Queues one encoded frame. Returns false if the connection is closing, or if the frame
   // would take the write queue past max_queued_bytes (the connection is then closed).
   bool Write(std::string frame);
+  // Queues `envelope` as one frame, like Write(EncodeFrame(envelope)) but, when the connection
+  // gathers, encoded straight into this turn's gathered bytes (no string per frame). A frame
+  // larger than `max_frame_bytes` is not queued: false with *too_large set.
+  bool WriteEnvelope(const wire::Envelope& envelope, uint32_t max_frame_bytes, bool* too_large);
   // Closes the connection (idempotent). Queued writes are dropped; the close callback runs
   // before Close() returns; the object is deleted on a later loop iteration.
   void Close(const Status& why = Status::Ok());
@@ -132,6 +136,12 @@ class TcpConnection {
   void TryWriteNow();
   // Sends one frame on a connected connection (through TLS when on).
   void Send(std::string frame);
+  // Closes the connection because `adding` more bytes would take its queue past
+  // max_queued_bytes; false when they fit.
+  bool Overfull(size_t adding);
+  // After frames were appended to gathered_: flushes at kMaxGatheredBytes, else makes sure
+  // the WriteGather flushes this connection at the end of the turn.
+  void Gathered();
   // Feeds plaintext to the decoder and hands out the complete frames.
   void Deliver(std::string_view plain);
   // The TLS handshake has just finished: check who the peer is.

@@ -28,6 +28,9 @@ void OwnerService::OnDataDone(OpRef op, wire::DataResponse response) {
 
 void OwnerService::Answer(OpRef requester, wire::DataResponse response) {
   if (!response.has_owner()) ctx_.self().ToWire(response.mutable_owner());
+  // A direct request's answer is queued for its requester at once (nothing of this service
+  // runs after it); a DataOp's is a completion, delivered once the current input settles.
+  if (requester.kind == OpKind::kDirect) return OnDataDone(requester, std::move(response));
   ctx_.completions.Post(requester, std::move(response));
 }
 
