@@ -1,7 +1,8 @@
 // Completions: how an operation inside a ChordNode reports its outcome to the operation that
 // started it. The child posts the outcome addressed to the parent's OpRef; the node delivers
 // it after the current step, never from inside the child, so no operation runs inside
-// another's call. Not thread-safe; the node's thread only.
+// another's call (the OwnerService's answer to a direct request it serves at once does not
+// come through here: it only queues a reply). Not thread-safe; the node's thread only.
 #ifndef CHORD_NODE_CORE_COMPLETIONS_H_
 #define CHORD_NODE_CORE_COMPLETIONS_H_
 

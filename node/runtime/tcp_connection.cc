@@ -130,6 +130,8 @@ bool TcpConnection::WriteEnvelope(const wire::Envelope& envelope, uint32_t max_f
     }
     return Write(std::move(frame));
   }
+  // Encoded in place first, then checked against the queue bound (as large a buffer for a
+  // moment as the frame string Write takes would be).
   const size_t before = gathered_.size();
   if (!EncodeFrame(envelope, &gathered_, max_frame_bytes)) {
     *too_large = true;
