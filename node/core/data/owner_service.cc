@@ -14,8 +14,12 @@ namespace chord {
 void OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
                                 std::optional<Id> key_id) {
   const uint64_t id = next_id_++;
-  requesters_[id] = Requester{from, request.request_id()};
+  // Most direct requests are answered within Serve (Answer); only one that an operation takes
+  // over (a write, a quorum read, a read of the replicas) is remembered until it completes.
+  serving_ = Serving{id, Requester{from, request.request_id()}, false};
   Serve(request, OpRef{OpKind::kDirect, 0, 0, id}, key_id);
+  if (!serving_.answered) requesters_[id] = serving_.requester;
+  serving_ = Serving{};
 }
 
 void OwnerService::OnDataDone(OpRef op, wire::DataResponse response) {
@@ -30,7 +34,11 @@ void OwnerService::Answer(OpRef requester, wire::DataResponse response) {
   if (!response.has_owner()) ctx_.self().ToWire(response.mutable_owner());
   // A direct request's answer is queued for its requester at once (nothing of this service
   // runs after it); a DataOp's is a completion, delivered once the current input settles.
-  if (requester.kind == OpKind::kDirect) return OnDataDone(requester, std::move(response));
+  if (requester.kind == OpKind::kDirect && requester.id == serving_.id && serving_.id != 0) {
+    serving_.answered = true;
+    const Requester& r = serving_.requester;
+    return ctx_.out.Reply(r.from, r.request_id, msg::Data(std::move(response)));
+  }
   ctx_.completions.Post(requester, std::move(response));
 }
 

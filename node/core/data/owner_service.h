@@ -55,8 +55,16 @@ class OwnerService {
   wire::DataResponse NotOwner(const Id& key_id);
   void Answer(OpRef requester, wire::DataResponse response);
 
+  // The direct request HandleDirect is serving now (id 0: none), and whether Serve answered it.
+  struct Serving {
+    uint64_t id = 0;
+    Requester requester;
+    bool answered = false;
+  };
+
   NodeContext& ctx_;
   Replication& replication_;
+  Serving serving_;
   std::unordered_map<uint64_t, Requester> requesters_;
   uint64_t next_id_ = 1;
 };
