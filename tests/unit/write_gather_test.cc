@@ -160,6 +160,17 @@ class WriteGatherTest : public ::testing::Test {
     return done();
   }
 
+  // Turns of the loop, reading what the peer receives, until it sees the end of stream (true)
+  // or 5 s have passed (false).
+  bool PeerSeesTheEnd() {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < end) {
+      uv_run(&loop_, UV_RUN_NOWAIT);
+      if (!peer_.ReadAvailable()) return true;
+    }
+    return false;
+  }
+
   uv_loop_t loop_{};
   WriteGather gather_;
   Peer peer_;
@@ -195,13 +206,7 @@ TEST_F(WriteGatherTest, AFrameWrittenJustBeforeACloseStillReachesThePeer) {
   ASSERT_TRUE(conn_->Write(Frame(7)));
   conn_->Close();
   EXPECT_EQ(conn_, nullptr);  // the close callback ran
-  bool open = true;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (open && std::chrono::steady_clock::now() < end) {
-    uv_run(&loop_, UV_RUN_NOWAIT);
-    open = peer_.ReadAvailable();
-  }
-  EXPECT_FALSE(open) << "the peer saw no end of stream";
+  EXPECT_TRUE(PeerSeesTheEnd()) << "the peer saw no end of stream";
   EXPECT_EQ(peer_.Frames(), std::vector<uint64_t>{7});
 }
 
@@ -247,13 +252,7 @@ TEST_F(SmallQueueTest, AnEnvelopePastTheQueueBoundClosesTheConnectionWithoutIt) 
   EXPECT_FALSE(conn_->WriteEnvelope(Envelope(2, 3000), kDefaultMaxFrameBytes, &too_large));
   EXPECT_FALSE(too_large);
   EXPECT_EQ(conn_, nullptr);  // closed: the close callback ran
-  bool open = true;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (open && std::chrono::steady_clock::now() < end) {
-    uv_run(&loop_, UV_RUN_NOWAIT);
-    open = peer_.ReadAvailable();
-  }
-  EXPECT_FALSE(open) << "the peer saw no end of stream";
+  EXPECT_TRUE(PeerSeesTheEnd()) << "the peer saw no end of stream";
   // What fit was gathered before the close and goes out with it (the socket takes 6 KiB at
   // once); the frame past the bound never.
   EXPECT_EQ(peer_.Frames(), (std::vector<uint64_t>{0, 1}));
