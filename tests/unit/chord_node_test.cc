@@ -81,6 +81,18 @@ bool IsIdeal(const SimNetwork& net, int s, std::string* why = nullptr) {
   return true;
 }
 
+// Nodes 1..n join one after another through node 1, `gap_ms` of virtual time apart; their
+// addresses. The caller waits for the ring to converge.
+std::vector<std::string> JoinOneByOne(SimNetwork& net, int n, uint64_t gap_ms = 50) {
+  std::vector<std::string> addrs;
+  for (int i = 1; i <= n; ++i) {
+    addrs.push_back(Addr(i));
+    net.AddNode(Addr(i), FastConfig(), i == 1 ? "" : Addr(1));
+    net.RunFor(gap_ms);
+  }
+  return addrs;
+}
+
 wire::Envelope PutReq(const std::string& k, const std::string& v) {
   wire::Envelope e;
   e.mutable_put()->set_key(k);
@@ -170,12 +182,7 @@ TEST(ChordNodeTest, SimultaneousJoinsConverge) {
 
 TEST(ChordNodeTest, FingersAreCorrectOnAKnownRing) {
   SimNetwork net(Net(3));
-  std::vector<std::string> addrs;
-  for (int i = 1; i <= 16; ++i) {
-    addrs.push_back(Addr(i));
-    net.AddNode(Addr(i), FastConfig(), i == 1 ? "" : Addr(1));
-    net.RunFor(50);
-  }
+  const std::vector<std::string> addrs = JoinOneByOne(net, 16);
   ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
   net.RunFor(30000);  // let fix_fingers cycle through the table several times
   const auto ids = SortedIds(addrs);
@@ -198,12 +205,7 @@ TEST(ChordNodeTest, FingersAreCorrectOnAKnownRing) {
 
 TEST(ChordNodeTest, LookupsFindTheSuccessorOfTheKey) {
   SimNetwork net(Net(4));
-  std::vector<std::string> addrs;
-  for (int i = 1; i <= 32; ++i) {
-    addrs.push_back(Addr(i));
-    net.AddNode(Addr(i), FastConfig(), i == 1 ? "" : Addr(1));
-    net.RunFor(20);
-  }
+  const std::vector<std::string> addrs = JoinOneByOne(net, 32, 20);
   ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
   net.RunFor(20000);
   const auto ids = SortedIds(addrs);
@@ -224,12 +226,7 @@ TEST(ChordNodeTest, LookupsFindTheSuccessorOfTheKey) {
 
 TEST(ChordNodeTest, JoinMovesExactlyTheNewRange) {
   SimNetwork net(Net(5));
-  std::vector<std::string> addrs;
-  for (int i = 1; i <= 8; ++i) {
-    addrs.push_back(Addr(i));
-    net.AddNode(Addr(i), FastConfig(), i == 1 ? "" : Addr(1));
-    net.RunFor(50);
-  }
+  std::vector<std::string> addrs = JoinOneByOne(net, 8);
   ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
   for (int k = 0; k < 300; ++k) {
     auto r =
@@ -265,10 +262,7 @@ TEST(ChordNodeTest, JoinMovesExactlyTheNewRange) {
 
 TEST(ChordNodeTest, GracefulLeaveHandsEveryKeyToTheSuccessor) {
   SimNetwork net(Net(6));
-  for (int i = 1; i <= 6; ++i) {
-    net.AddNode(Addr(i), FastConfig(), i == 1 ? "" : Addr(1));
-    net.RunFor(50);
-  }
+  JoinOneByOne(net, 6);
   ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
   for (int k = 0; k < 200; ++k) {
     auto r = Call(net, Addr(1), PutReq("k" + std::to_string(k), "v" + std::to_string(k)));
@@ -383,12 +377,7 @@ TEST(ChordNodeTest, OversizedKeysAndValuesAreRejectedWithAReason) {
 // sorted ids.
 TEST(ChordNodeTest, AGetOfAKeyTheNodeOwnsIsServedWithoutALookup) {
   SimNetwork net(Net(10));
-  std::vector<std::string> addrs;
-  for (int i = 1; i <= 5; ++i) {
-    addrs.push_back(Addr(i));
-    net.AddNode(Addr(i), FastConfig(), i == 1 ? "" : Addr(1));
-    net.RunFor(50);
-  }
+  const std::vector<std::string> addrs = JoinOneByOne(net, 5);
   ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
   const auto ids = SortedIds(addrs);
   std::map<Id, std::string> addr_of;
@@ -427,12 +416,7 @@ TEST(ChordNodeTest, AGetOfAKeyTheNodeOwnsIsServedWithoutALookup) {
 // hand-over is in, then reads the value written before the join.
 TEST(ChordNodeTest, AGetAtAJoinerAwaitingItsKeysReadsTheValueOnceTheyArrive) {
   SimNetwork net(Net(11));
-  std::vector<std::string> addrs;
-  for (int i = 1; i <= 4; ++i) {
-    addrs.push_back(Addr(i));
-    net.AddNode(Addr(i), FastConfig(), i == 1 ? "" : Addr(1));
-    net.RunFor(50);
-  }
+  const std::vector<std::string> addrs = JoinOneByOne(net, 4);
   ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 4); }, 60000));
   const std::string joiner = Addr(5);
   std::vector<std::string> after = addrs;
