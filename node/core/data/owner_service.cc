@@ -34,7 +34,7 @@ void OwnerService::Answer(OpRef requester, wire::DataResponse response) {
   if (!response.has_owner()) ctx_.self().ToWire(response.mutable_owner());
   // A direct request's answer is queued for its requester at once (nothing of this service
   // runs after it); a DataOp's is a completion, delivered once the current input settles.
-  if (requester.kind == OpKind::kDirect && requester.id == serving_.id && serving_.id != 0) {
+  if (requester.kind == OpKind::kDirect && requester.id == serving_.id) {
     serving_.answered = true;
     const Requester& r = serving_.requester;
     return ctx_.out.Reply(r.from, r.request_id, msg::Data(std::move(response)));
