@@ -203,8 +203,22 @@ void MemoryStore::Unpack(const uint8_t* block, wire::Record* out) const {
   }
 }
 
+const MemoryStore::Slot* MemoryStore::LastFound(const Id& key_id, std::string_view key) const {
+  if (last_found_ == nullptr || last_found_generation_ != generation_) return nullptr;
+  const Probe probe{IdHigh(key_id), IdLow(key_id), key};
+  const Less less;
+  if (less(*last_found_, probe) || less(probe, *last_found_)) return nullptr;
+  return last_found_;
+}
+
 void MemoryStore::PutOne(const Id& key_id, const wire::Record& record) {
   uint8_t* block = Pack(key_id, record);
+  // A write reads the record it replaces first: its slot is found again without a descent.
+  if (const Slot* slot = LastFound(key_id, record.key()); slot != nullptr) {
+    Free(slot->block);
+    slot->block = block;
+    return;
+  }
   auto [it, inserted] = records_.insert(Slot{IdHigh(key_id), block});
   if (inserted) {
     ++generation_;
@@ -230,6 +244,8 @@ Status MemoryStore::Put(const Id& key_id, const wire::Record& record) {
 Status MemoryStore::Get(const Id& key_id, std::string_view key, wire::Record* out) {
   auto it = records_.find(Probe{IdHigh(key_id), IdLow(key_id), key});
   if (it == records_.end()) return Status::NotFound("no such key");
+  last_found_ = &*it;
+  last_found_generation_ = generation_;
   Unpack(it->block, out);
   return Status::Ok();
 }

@@ -97,6 +97,9 @@ class MemoryStore final : public Store {
   void Unpack(const uint8_t* block, wire::Record* out) const;
   // The table index of `writer`, or -1 when it is not (and cannot be) in the table.
   int InternWriter(const std::string& writer);
+  // The slot the last Get found, if it holds (key_id, key) and no insert or erase has moved
+  // slots since; else nullptr.
+  const Slot* LastFound(const Id& key_id, std::string_view key) const;
   void PutOne(const Id& key_id, const wire::Record& record);
   void EraseOne(const Id& key_id, std::string_view key);
 
@@ -106,6 +109,9 @@ class MemoryStore final : public Store {
   // Bumped by every insert and erase (which move slots); a scan re-finds its place after a
   // visitor changed the store.
   uint64_t generation_ = 0;
+  // The slot the last successful Get found, and generation_ then (see LastFound).
+  const Slot* last_found_ = nullptr;
+  uint64_t last_found_generation_ = 0;
   std::vector<std::string> writers_;
   std::unordered_map<std::string, uint8_t> writer_index_;
   std::map<std::string, std::string, std::less<>> meta_;

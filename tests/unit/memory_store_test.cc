@@ -164,6 +164,58 @@ TEST_P(StoreContractTest, PutReplaces) {
   EXPECT_EQ(store().CountInRange(Id(), Id()), 1u);
 }
 
+// A write reads the record it replaces first; the Put that follows must replace exactly that
+// record, and only while nothing has been inserted or erased in between (MemoryStore finds the
+// read's slot again without a descent).
+TEST_P(StoreContractTest, PutAfterGetReplacesOnlyThatRecord) {
+  ASSERT_TRUE(store().Put(IdOf("10"), MakeRecord("a", "a1", 1)).ok());
+  wire::Record r;
+  ASSERT_TRUE(store().Get(IdOf("10"), "a", &r).ok());
+  // Another key of the same id, and the same key under another id: new records, not "a".
+  ASSERT_TRUE(store().Put(IdOf("10"), MakeRecord("b", "b1", 1)).ok());
+  ASSERT_TRUE(store().Get(IdOf("10"), "a", &r).ok());
+  ASSERT_TRUE(store().Put(IdOf("11"), MakeRecord("a", "a-other", 1)).ok());
+  EXPECT_EQ(store().Count(), 3u);
+  ASSERT_TRUE(store().Get(IdOf("10"), "a", &r).ok());
+  EXPECT_EQ(r.value(), "a1");
+  // Read, then hundreds of inserts and erases (which move the slots: the last record's moves
+  // to a new node when its leaf splits), then the write.
+  const Id last = HighId("f", 'f');
+  ASSERT_TRUE(store().Put(last, MakeRecord("z", "z1", 1)).ok());
+  ASSERT_TRUE(store().Get(last, "z", &r).ok());
+  for (int i = 0; i < 600; ++i) {
+    const std::string k = "k" + std::to_string(i);
+    ASSERT_TRUE(store().Put(Id::Sha1(k), MakeRecord(k, "v", 1)).ok());
+  }
+  for (int i = 0; i < 600; i += 2) {
+    const std::string k = "k" + std::to_string(i);
+    ASSERT_TRUE(store().Erase(Id::Sha1(k), k).ok());
+  }
+  ASSERT_TRUE(store().Put(last, MakeRecord("z", "z2", 2)).ok());
+  ASSERT_TRUE(store().Get(IdOf("10"), "a", &r).ok());
+  ASSERT_TRUE(store().Put(IdOf("10"), MakeRecord("a", "a2", 2)).ok());
+  // Read, erase, write again: the record comes back.
+  ASSERT_TRUE(store().Get(IdOf("10"), "b", &r).ok());
+  ASSERT_TRUE(store().Erase(IdOf("10"), "b").ok());
+  ASSERT_TRUE(store().Put(IdOf("10"), MakeRecord("b", "b2", 2)).ok());
+  EXPECT_EQ(store().Count(), 304u);
+  MaybeReopen();
+  ASSERT_TRUE(store().Get(last, "z", &r).ok());
+  EXPECT_EQ(r.value(), "z2");
+  ASSERT_TRUE(store().Get(IdOf("10"), "a", &r).ok());
+  EXPECT_EQ(r.value(), "a2");
+  ASSERT_TRUE(store().Get(IdOf("10"), "b", &r).ok());
+  EXPECT_EQ(r.value(), "b2");
+  ASSERT_TRUE(store().Get(IdOf("11"), "a", &r).ok());
+  EXPECT_EQ(r.value(), "a-other");
+  for (int i = 1; i < 600; i += 2) {
+    const std::string k = "k" + std::to_string(i);
+    ASSERT_TRUE(store().Get(Id::Sha1(k), k, &r).ok()) << k;
+    EXPECT_EQ(r.key(), k);
+  }
+  EXPECT_EQ(store().CountInRange(Id(), Id()), 304u);
+}
+
 TEST_P(StoreContractTest, CountsAfterOverwriteAndErase) {
   for (int i = 0; i < 50; ++i) {
     ASSERT_TRUE(store().Put(Id::Sha1(std::to_string(i)), MakeRecord(std::to_string(i), "a")).ok());
