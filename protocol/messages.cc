@@ -128,6 +128,14 @@ wire::Envelope Replicate(const NodeRef& from, std::vector<wire::Record> records)
   return e;
 }
 
+wire::Envelope ReplicateOne(const NodeRef& from, const wire::Record& record) {
+  wire::Envelope e;
+  auto* r = e.mutable_replicate();
+  from.ToWire(r->mutable_from());
+  *r->add_records() = record;
+  return e;
+}
+
 wire::Envelope SyncDigest(const NodeRef& from, const Id& from_id, const Id& to_id,
                           const std::vector<uint64_t>& digests) {
   wire::Envelope e;

@@ -43,6 +43,7 @@ const std::string& Suspect(const wire::Envelope& request);
 
 // --- replication
 wire::Envelope Replicate(const NodeRef& from, std::vector<wire::Record> records);
+wire::Envelope ReplicateOne(const NodeRef& from, const wire::Record& record);  // copied once
 wire::Envelope SyncDigest(const NodeRef& from, const Id& from_id, const Id& to_id,
                           const std::vector<uint64_t>& digests);
 wire::Envelope SyncPull(const Id& from_id, const Id& to_id, uint32_t buckets,

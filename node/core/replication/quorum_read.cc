@@ -98,7 +98,7 @@ void QuorumRead::Finish(uint64_t id) {
     }
     for (const Answer& a : op.answers) {
       if (AtLeastAsNew(a.record, newest)) continue;
-      ctx_.out.Send(a.member, msg::Replicate(ctx_.self(), {*newest}),
+      ctx_.out.Send(a.member, msg::ReplicateOne(ctx_.self(), *newest),
                     ctx_.config.transfer_timeout_ms, OpRef{OpKind::kRepair, 0, 0, 0});
     }
   }

@@ -83,7 +83,7 @@ void ReplicaReads::Finish(uint64_t id) {
 void ReplicaReads::Repair(const wire::Record& record) {
   // Offer our copy to the replicas; one that holds an older version (or none) stores it.
   for (const NodeRef& t : policy_.Targets()) {
-    ctx_.out.Send(t, msg::Replicate(ctx_.self(), {record}), ctx_.config.transfer_timeout_ms,
+    ctx_.out.Send(t, msg::ReplicateOne(ctx_.self(), record), ctx_.config.transfer_timeout_ms,
                   OpRef{OpKind::kRepair, 0, 0, 0});
   }
 }

@@ -26,7 +26,8 @@ void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef reques
   if (!needed.problem.empty()) return Fail(id, wire::INVALID, needed.problem);
   w.needed = needed.count;
   w.hints_count = needed.hints_count;
-  w.level = LevelName(level, required, /*write=*/true);
+  w.level = level;
+  w.required = required;
   bool stored = false;
   wire::Record kept;
   // Watchers see this change once the replica set has answered (Answer publishes it).
@@ -53,11 +54,15 @@ void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef reques
   }
   ++ctx_.counters.writes_replicated;
   w.acks = 1;  // the owner's own store
-  w.asked = {std::string(ring.self.process())};
-  for (const NodeRef& t : targets) w.asked.emplace_back(t.process());
   w.pending = targets.size();
   if (targets.empty()) return Settle(id);
   for (const NodeRef& t : targets) SendTo(id, t);
+}
+
+bool WriteCoordinator::Asked(const WriteOp& w, std::string_view process) const {
+  if (process == ctx_.ring.self.process()) return true;
+  return std::any_of(w.sent_to.begin(), w.sent_to.end(),
+                     [process](const NodeRef& n) { return n.process() == process; });
 }
 
 void WriteCoordinator::SendTo(uint64_t id, const NodeRef& target,
@@ -66,7 +71,7 @@ void WriteCoordinator::SendTo(uint64_t id, const NodeRef& target,
   const auto index = static_cast<uint16_t>(w.sent_to.size());
   w.sent_to.push_back(target);
   w.hint_for.push_back(hint_for);
-  wire::Envelope request = msg::Replicate(ctx_.self(), {w.record});
+  wire::Envelope request = msg::ReplicateOne(ctx_.self(), w.record);
   if (hint_for) {
     hint_for->ToWire(request.mutable_replicate()->mutable_hint_for());
   } else if (uint64_t prev = 0; ctx_.watches.LinkOf(w.record.key(), w.record.version(), &prev)) {
@@ -82,8 +87,7 @@ bool WriteCoordinator::SendHint(uint64_t id, const NodeRef& member) {
   WriteOp& w = ops_[id];
   for (const NodeRef& n : ctx_.ring.successors) {
     if (n.process() == member.process()) continue;
-    if (std::find(w.asked.begin(), w.asked.end(), n.process()) != w.asked.end()) continue;
-    w.asked.emplace_back(n.process());
+    if (Asked(w, n.process())) continue;
     SendTo(id, n, member);  // its answer settles the member's place; pending unchanged
     return true;
   }
@@ -93,8 +97,7 @@ bool WriteCoordinator::SendHint(uint64_t id, const NodeRef& member) {
 bool WriteCoordinator::Replace(uint64_t id) {
   WriteOp& w = ops_[id];
   for (const NodeRef& n : ctx_.ring.successors) {
-    if (std::find(w.asked.begin(), w.asked.end(), n.process()) != w.asked.end()) continue;
-    w.asked.emplace_back(n.process());
+    if (Asked(w, n.process())) continue;
     SendTo(id, n);  // its answer settles this member's place; pending unchanged
     return true;
   }
@@ -149,7 +152,8 @@ void WriteCoordinator::Settle(uint64_t id) {
     ++ctx_.counters.writes_failed;
     std::string why = "only " + std::to_string(counted) + " of " +
                       std::to_string(policy_.replicas()) + " replicas stored the write (" +
-                      w.level + " needs " + std::to_string(w.needed) + ")";
+                      LevelName(w.level, w.required, /*write=*/true) + " needs " +
+                      std::to_string(w.needed) + ")";
     if (!w.hints_count && w.hinted > 0) {
       why += "; " + std::to_string(w.hinted) + " more kept it as hints, which do not count here";
     }

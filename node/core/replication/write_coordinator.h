@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -56,15 +57,17 @@ class WriteCoordinator {
     std::string failed;                            // why a replica could not store it
     std::vector<NodeRef> sent_to;                  // by the index of the OpRef of each request
     std::vector<std::optional<NodeRef>> hint_for;  // by index: the member a hint stands for
-    std::vector<std::string> asked;                // processes asked so far (this one included)
     uint32_t needed = 1;                           // stores the write needs (consistency.h)
     bool hints_count = true;
-    uint32_t acks = 0;          // members of the replica set that stored it (the owner included)
-    uint32_t hinted = 0;        // copies kept as hints for members that did not answer
-    std::string level;          // the request's level, for the answer's sentence
+    uint32_t acks = 0;    // members of the replica set that stored it (the owner included)
+    uint32_t hinted = 0;  // copies kept as hints for members that did not answer
+    wire::Consistency level = wire::CONSISTENCY_DEFAULT;  // the request's, for the answer's
+    uint32_t required = 0;                                // sentence (LevelName)
     bool chain_broken = false;  // a replica held a change of the watched key we lack
   };
 
+  // Whether `process` has been asked for this write (this node counts as asked).
+  bool Asked(const WriteOp& w, std::string_view process) const;
   void SendTo(uint64_t id, const NodeRef& target,
               const std::optional<NodeRef>& hint_for = std::nullopt);
   // A member did not answer: its copy goes to the next live process not yet asked, as a hint
