@@ -43,7 +43,8 @@ const std::string& Suspect(const wire::Envelope& request);
 
 // --- replication
 wire::Envelope Replicate(const NodeRef& from, std::vector<wire::Record> records);
-wire::Envelope ReplicateOne(const NodeRef& from, const wire::Record& record);  // copied once
+// A Replicate of one record (copied once).
+wire::Envelope ReplicateOne(const NodeRef& from, const wire::Record& record);
 wire::Envelope SyncDigest(const NodeRef& from, const Id& from_id, const Id& to_id,
                           const std::vector<uint64_t>& digests);
 wire::Envelope SyncPull(const Id& from_id, const Id& to_id, uint32_t buckets,

@@ -107,7 +107,8 @@ class MemoryStore final : public Store {
   Records records_;
   size_t record_bytes_ = 0;
   // Bumped by every insert and erase (which move slots); a scan re-finds its place after a
-  // visitor changed the store.
+  // visitor changed the store, and LastFound trusts last_found_ only while it is unchanged:
+  // whatever inserts, erases or clears records_ must bump it.
   uint64_t generation_ = 0;
   // The slot the last successful Get found, and generation_ then (see LastFound).
   const Slot* last_found_ = nullptr;

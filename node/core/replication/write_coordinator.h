@@ -61,8 +61,9 @@ class WriteCoordinator {
     bool hints_count = true;
     uint32_t acks = 0;    // members of the replica set that stored it (the owner included)
     uint32_t hinted = 0;  // copies kept as hints for members that did not answer
-    wire::Consistency level = wire::CONSISTENCY_DEFAULT;  // the request's, for the answer's
-    uint32_t required = 0;                                // sentence (LevelName)
+    // The request's level and -w count, for a failed write's sentence (LevelName).
+    wire::Consistency level = wire::CONSISTENCY_DEFAULT;
+    uint32_t required = 0;
     bool chain_broken = false;  // a replica held a change of the watched key we lack
   };
 
