@@ -129,10 +129,8 @@ wire::Envelope Replicate(const NodeRef& from, std::vector<wire::Record> records)
 }
 
 wire::Envelope ReplicateOne(const NodeRef& from, const wire::Record& record) {
-  wire::Envelope e;
-  auto* r = e.mutable_replicate();
-  from.ToWire(r->mutable_from());
-  *r->add_records() = record;
+  wire::Envelope e = Replicate(from, {});
+  *e.mutable_replicate()->add_records() = record;
   return e;
 }
 

@@ -86,8 +86,7 @@ void WriteCoordinator::SendTo(uint64_t id, const NodeRef& target,
 bool WriteCoordinator::SendHint(uint64_t id, const NodeRef& member) {
   WriteOp& w = ops_[id];
   for (const NodeRef& n : ctx_.ring.successors) {
-    if (n.process() == member.process()) continue;
-    if (Asked(w, n.process())) continue;
+    if (Asked(w, n.process())) continue;  // the silent member too: it is in sent_to
     SendTo(id, n, member);  // its answer settles the member's place; pending unchanged
     return true;
   }
