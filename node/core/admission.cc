@@ -86,8 +86,7 @@ bool CarriesCoordinatorFields(const wire::Envelope& request) {
   return request.has_get() && !request.get().suspect().empty();
 }
 
-wire::Envelope ClientRequest(const wire::Envelope& request) {
-  wire::Envelope out = request;
+wire::Envelope ClientRequest(wire::Envelope out) {
   if (out.has_put()) {
     out.mutable_put()->clear_version();
     out.mutable_put()->clear_writer();

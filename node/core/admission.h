@@ -25,7 +25,7 @@ bool IsClient(const Sender& sender);
 // of a write (the owner versions it) or a suspect.
 bool CarriesCoordinatorFields(const wire::Envelope& request);
 // `request` without those fields.
-wire::Envelope ClientRequest(const wire::Envelope& request);
+wire::Envelope ClientRequest(wire::Envelope request);
 
 }  // namespace chord
 

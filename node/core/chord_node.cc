@@ -73,7 +73,7 @@ void ChordNode::Leave(const Clock& now) {
   Settle();
 }
 
-void ChordNode::OnRequest(const Clock& now, ReplyToken from, const wire::Envelope& request,
+void ChordNode::OnRequest(const Clock& now, ReplyToken from, wire::Envelope request,
                           const Sender& sender) {
   Begin(now);
   const uint64_t deadline = request.deadline_unix_ms();
@@ -89,10 +89,9 @@ void ChordNode::OnRequest(const Clock& now, ReplyToken from, const wire::Envelop
                                   " ms after its deadline and was not served; if this repeats, "
                                   "check that the nodes' clocks agree"));
   } else if (IsClient(sender) && CarriesCoordinatorFields(request)) {
-    // Copied only when there is something to strip: a client's values can be 1 MiB.
-    Dispatch(from, ClientRequest(request), sender);
+    Dispatch(from, ClientRequest(std::move(request)), sender);
   } else {
-    Dispatch(from, request, sender);
+    Dispatch(from, std::move(request), sender);
   }
   Settle();
 }
@@ -189,7 +188,7 @@ void ChordNode::Settle() {
   unsettled_ = true;
 }
 
-void ChordNode::Dispatch(ReplyToken from, const wire::Envelope& request, const Sender& sender) {
+void ChordNode::Dispatch(ReplyToken from, wire::Envelope request, const Sender& sender) {
   using B = wire::Envelope::BodyCase;
   switch (request.body_case()) {
     case B::kGetState:
@@ -215,7 +214,7 @@ void ChordNode::Dispatch(ReplyToken from, const wire::Envelope& request, const S
       // A client's suspect was cleared on the way in (ClientRequest).
       if (auto suspect = Id::FromBytes(msg::Suspect(request))) membership_.Suspect(*suspect);
       if (msg::IsDirect(request)) return owner_.HandleDirect(from, request);
-      return data_.HandleRequest(from, request);
+      return data_.HandleRequest(from, std::move(request));
     case B::kLookup:
       return lookups_.HandleLookup(from, request);
     case B::kStatus:

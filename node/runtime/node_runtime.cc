@@ -441,8 +441,8 @@ void NodeRuntime::SendRequest(size_t i, const std::string& ring_addr, wire::Enve
       return DeferSendFailed({sent});
     }
     conn->SetCallbacks(
-        [this, addr](TcpConnection*, const wire::Envelope& envelope) {
-          OnOutboundFrame(addr, envelope);
+        [this, addr](TcpConnection*, wire::Envelope&& envelope) {
+          OnOutboundFrame(addr, std::move(envelope));
         },
         [this, addr](TcpConnection* c, const Status& why) { OnOutboundClosed(addr, c, why); });
     it = outbound_.emplace(addr, Outbound{conn, {}}).first;
@@ -539,9 +539,11 @@ void NodeRuntime::OnAccept(uv_stream_t* server) {
   inbound_.emplace(conn->id(), Inbound{conn, host, uv_now(loop_.get()), reserved, std::nullopt});
   ++per_host_[host];
   if (reserved) ++reserved_in_use_;
-  conn->SetCallbacks(
-      [this](TcpConnection* c, const wire::Envelope& envelope) { OnInboundFrame(c, envelope); },
-      [this](TcpConnection* c, const Status& why) { OnInboundClosed(c, why); });
+  auto on_frame = [this](TcpConnection* c, wire::Envelope&& envelope) {
+    OnInboundFrame(c, std::move(envelope));
+  };
+  conn->SetCallbacks(on_frame,
+                     [this](TcpConnection* c, const Status& why) { OnInboundClosed(c, why); });
   if (reserved) {
     conn->SetEstablishedCallback([](TcpConnection* c) {
       const PeerIdentity* peer = c->peer_identity();
@@ -592,7 +594,7 @@ Sender NodeRuntime::SenderOf(const TcpConnection* conn) const {
   return peer == nullptr ? Sender::Client(Sender::Role::kNobody) : peer->ToSender();
 }
 
-void NodeRuntime::OnInboundFrame(TcpConnection* conn, const wire::Envelope& envelope) {
+void NodeRuntime::OnInboundFrame(TcpConnection* conn, wire::Envelope envelope) {
   if (stopped_ || vnodes_.empty()) return;
   auto in = inbound_.find(conn->id());
   if (in == inbound_.end()) return;
@@ -618,7 +620,7 @@ void NodeRuntime::OnInboundFrame(TcpConnection* conn, const wire::Envelope& enve
   }
   const uint64_t from = conn->id();
   Step(vnode, [from, &envelope, &sender](ChordNode& n, const Clock& now) {
-    n.OnRequest(now, from, envelope, sender);
+    n.OnRequest(now, from, std::move(envelope), sender);
   });
 }
 

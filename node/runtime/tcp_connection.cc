@@ -392,7 +392,7 @@ void TcpConnection::Deliver(std::string_view plain) {
       case FrameDecoder::Result::kFrame:
         last_frame_ms_ = uv_now(loop_);
         completed = true;
-        if (on_frame_) on_frame_(this, envelope);
+        if (on_frame_) on_frame_(this, std::move(envelope));  // Next parses into it afresh
         break;
     }
   }

@@ -55,8 +55,9 @@ class TcpConnection {
   };
   // Called once the TLS handshake has told who the peer is (never in the clear).
   using EstablishedFn = std::function<void(TcpConnection* conn)>;
-  // Called for every decoded frame while the connection is open.
-  using FrameFn = std::function<void(TcpConnection* conn, const wire::Envelope& envelope)>;
+  // Called for every decoded frame while the connection is open; the frame is the callee's to
+  // move from.
+  using FrameFn = std::function<void(TcpConnection* conn, wire::Envelope&& envelope)>;
   // Called once, from Close(). `why` is OK for an orderly close (local Close or end of
   // stream), InvalidArgument for a protocol violation, Aborted for a peer that does not read
   // and IoError for socket errors.

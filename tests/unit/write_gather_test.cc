@@ -130,7 +130,7 @@ class WriteGatherTest : public ::testing::Test {
     std::string error;
     conn_ = TcpConnection::Connect(&loop_, peer_.addr(), "peer", 1, options, &error);
     ASSERT_NE(conn_, nullptr) << error;
-    conn_->SetCallbacks([](TcpConnection*, const wire::Envelope&) {},
+    conn_->SetCallbacks([](TcpConnection*, wire::Envelope&&) {},
                         [this](TcpConnection*, const Status&) { conn_ = nullptr; });
     ASSERT_TRUE(RunUntil([this] { return conn_ != nullptr && conn_->connected(); }));
     ASSERT_TRUE(peer_.Accept());

@@ -26,7 +26,7 @@ bool ReadsSeveral(const wire::Envelope& request) {
 
 }  // namespace
 
-void DataService::HandleRequest(ReplyToken from, const wire::Envelope& request) {
+void DataService::HandleRequest(ReplyToken from, wire::Envelope request) {
   const std::string& key = msg::DataKey(request);
   std::string problem = KeyProblem(key);
   if (problem.empty() && request.has_put()) {
@@ -46,7 +46,7 @@ void DataService::HandleRequest(ReplyToken from, const wire::Envelope& request) 
   const uint64_t id = next_id_++;
   DataOp& op = ops_[id];
   op.from = from;
-  op.request = msg::AsDirect(request);
+  op.request = msg::AsDirect(std::move(request));  // moved: a value can be 1 MiB
   op.key_id = key_id;
   op.deadline_ms = ctx_.now.mono_ms + ctx_.config.data_deadline_ms;
   op.backoff_ms = ctx_.config.data_retry_ms;
@@ -57,14 +57,13 @@ void DataService::HandleRequest(ReplyToken from, const wire::Envelope& request) 
 void DataService::Stamp(DataOp& op) {
   if (op.request.has_get()) return;
   const uint64_t version = ctx_.versions.Next(ctx_.now.wall_ms);
-  const std::string writer = ctx_.self().id.ToBytes();
-  if (op.request.has_put()) {
-    op.request.mutable_put()->set_version(version);
-    op.request.mutable_put()->set_writer(writer);
-  } else if (op.request.has_del()) {
-    op.request.mutable_del()->set_version(version);
-    op.request.mutable_del()->set_writer(writer);
-  }
+  const auto& writer = ctx_.self().id.bytes();
+  const auto stamp = [&](auto* body) {
+    body->set_version(version);
+    body->set_writer(reinterpret_cast<const char*>(writer.data()), writer.size());
+  };
+  if (op.request.has_put()) stamp(op.request.mutable_put());
+  if (op.request.has_del()) stamp(op.request.mutable_del());
 }
 
 bool DataService::OwnedHere(const Id& key_id) const {
@@ -150,10 +149,14 @@ void DataService::SendTo(uint64_t id, const NodeRef& owner) {
   DataOp& op = ops_[id];
   op.owner = owner;
   // The node after a suspected owner is told, so that it checks its predecessor now.
-  const std::string suspect = op.suspect ? op.suspect->ToBytes() : std::string();
-  if (op.request.has_put()) op.request.mutable_put()->set_suspect(suspect);
-  if (op.request.has_get()) op.request.mutable_get()->set_suspect(suspect);
-  if (op.request.has_del()) op.request.mutable_del()->set_suspect(suspect);
+  const auto mark = [&op](auto* body) {
+    if (!op.suspect) return body->clear_suspect();
+    const auto& b = op.suspect->bytes();
+    body->set_suspect(reinterpret_cast<const char*>(b.data()), b.size());
+  };
+  if (op.request.has_put()) mark(op.request.mutable_put());
+  if (op.request.has_get()) mark(op.request.mutable_get());
+  if (op.request.has_del()) mark(op.request.mutable_del());
   if (owner == ctx_.self()) {
     if (op.suspect) membership_.Suspect(*op.suspect);
     return owner_.Serve(op.request, Ref(kLocal, id), op.key_id);
