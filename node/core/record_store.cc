@@ -42,15 +42,21 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
     return Status::InvalidArgument(std::move(problem));
   }
   clock_->Observe(rec.version());
+  // The record replaced is read without its value: its version, writer and flags decide,
+  // unless all three are the incoming record's (the same write again), where the value does.
   wire::Record old;
-  Status s = store_->Get(key_id, rec.key(), &old);
+  Status s = store_->GetHeader(key_id, rec.key(), &old);
+  if (s.ok() && old.version() == rec.version() && old.writer() == rec.writer() &&
+      old.deleted() == rec.deleted()) {
+    s = store_->Get(key_id, rec.key(), &old);
+  }
   if (s.ok()) {
     // Last writer wins, with a tie-break every node applies alike.
     const bool same_version_other_writer =
         new_version && old.version() == rec.version() && old.writer() != rec.writer();
     if (!RecordNewer(rec, old) || same_version_other_writer) {
-      if (kept != nullptr) *kept = std::move(old);
-      return Status::Ok();
+      // The record kept goes back whole (a replica sends it to the owner).
+      return kept != nullptr ? store_->Get(key_id, rec.key(), kept) : Status::Ok();
     }
   } else if (!s.IsNotFound()) {
     return s;
@@ -63,7 +69,7 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
 Status RecordStore::StoreStamped(const Id& key_id, wire::Record* rec, const std::string& writer,
                                  const ChangeLink& link) {
   wire::Record old;
-  Status s = store_->Get(key_id, rec->key(), &old);
+  Status s = store_->GetHeader(key_id, rec->key(), &old);  // as in StoreIfNewer
   if (!s.ok() && !s.IsNotFound()) return s;
   const bool found = s.ok();
   if (found) clock_->Observe(old.version());

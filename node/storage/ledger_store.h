@@ -81,6 +81,10 @@ class LedgerStore : public Store {
   [[nodiscard]] Status Get(const Id& key_id, std::string_view key, wire::Record* out) override {
     return inner_->Get(key_id, key, out);
   }
+  [[nodiscard]] Status GetHeader(const Id& key_id, std::string_view key,
+                                 wire::Record* out) override {
+    return inner_->GetHeader(key_id, key, out);
+  }
   [[nodiscard]] Status Erase(const Id& key_id, std::string_view key) override;
   [[nodiscard]] Status Write(const StoreBatch& batch) override;
   [[nodiscard]] Status Scan(const Id& from, const Id& to, const Visitor& visit) override {

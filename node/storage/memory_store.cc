@@ -177,7 +177,7 @@ void MemoryStore::Free(uint8_t* block) {
   arena_.Free(block, size);
 }
 
-void MemoryStore::Unpack(const uint8_t* block, wire::Record* out) const {
+void MemoryStore::Unpack(const uint8_t* block, wire::Record* out, bool with_value) const {
   const std::string_view key = KeyOf(block);
   out->set_key(key.data(), key.size());
   const uint8_t* p = reinterpret_cast<const uint8_t*>(key.data()) + key.size();
@@ -194,12 +194,15 @@ void MemoryStore::Unpack(const uint8_t* block, wire::Record* out) const {
   out->set_expires_unix_ms(expires);
   if (flags & kInterned) {
     out->set_writer(writers_[*p++]);
-    out->set_value(reinterpret_cast<const char*>(p), value_size);
   } else {
     uint64_t writer_size = 0;
     p = GetVarint(p, &writer_size);
-    out->set_value(reinterpret_cast<const char*>(p), value_size);
     out->set_writer(reinterpret_cast<const char*>(p + value_size), writer_size);
+  }
+  if (with_value) {
+    out->set_value(reinterpret_cast<const char*>(p), value_size);
+  } else {
+    out->clear_value();
   }
 }
 
@@ -241,13 +244,22 @@ Status MemoryStore::Put(const Id& key_id, const wire::Record& record) {
   return Status::Ok();
 }
 
-Status MemoryStore::Get(const Id& key_id, std::string_view key, wire::Record* out) {
+Status MemoryStore::Find(const Id& key_id, std::string_view key, wire::Record* out,
+                         bool with_value) {
   auto it = records_.find(Probe{IdHigh(key_id), IdLow(key_id), key});
   if (it == records_.end()) return Status::NotFound("no such key");
   last_found_ = &*it;
   last_found_generation_ = generation_;
-  Unpack(it->block, out);
+  Unpack(it->block, out, with_value);
   return Status::Ok();
+}
+
+Status MemoryStore::Get(const Id& key_id, std::string_view key, wire::Record* out) {
+  return Find(key_id, key, out, /*with_value=*/true);
+}
+
+Status MemoryStore::GetHeader(const Id& key_id, std::string_view key, wire::Record* out) {
+  return Find(key_id, key, out, /*with_value=*/false);
 }
 
 Status MemoryStore::Erase(const Id& key_id, std::string_view key) {

@@ -41,6 +41,7 @@ class MemoryStore final : public Store {
 
   Status Put(const Id& key_id, const wire::Record& record) override;
   Status Get(const Id& key_id, std::string_view key, wire::Record* out) override;
+  Status GetHeader(const Id& key_id, std::string_view key, wire::Record* out) override;
   Status Erase(const Id& key_id, std::string_view key) override;
   Status Write(const StoreBatch& batch) override;
   Status Scan(const Id& from, const Id& to, const Visitor& visit) override;
@@ -93,8 +94,10 @@ class MemoryStore final : public Store {
   // Packs `record` of `key_id` into a new block (freed by Free).
   uint8_t* Pack(const Id& key_id, const wire::Record& record);
   void Free(uint8_t* block);
-  // Fills `out` from `block`.
-  void Unpack(const uint8_t* block, wire::Record* out) const;
+  // Fills `out` from `block`; without `with_value`, all but the value (left empty).
+  void Unpack(const uint8_t* block, wire::Record* out, bool with_value = true) const;
+  // Get and GetHeader.
+  Status Find(const Id& key_id, std::string_view key, wire::Record* out, bool with_value);
   // The table index of `writer`, or -1 when it is not (and cannot be) in the table.
   int InternWriter(const std::string& writer);
   // The slot the last Get found, if it holds (key_id, key) and no insert or erase has moved

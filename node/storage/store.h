@@ -73,6 +73,13 @@ class Store {
   [[nodiscard]] virtual Status Put(const Id& key_id, const wire::Record& record) = 0;
   // NotFound when there is no record for the key.
   [[nodiscard]] virtual Status Get(const Id& key_id, std::string_view key, wire::Record* out) = 0;
+  // As Get, but the value may be left out (empty): for a caller that needs only what the record
+  // says of itself (version, writer, flags, expiry), such as a write reading the record it
+  // replaces. A store that can skip copying the value overrides it.
+  [[nodiscard]] virtual Status GetHeader(const Id& key_id, std::string_view key,
+                                         wire::Record* out) {
+    return Get(key_id, key, out);
+  }
   // Removes the record; OK if it was not there.
   [[nodiscard]] virtual Status Erase(const Id& key_id, std::string_view key) = 0;
   // Applies every entry of `batch`, in order.

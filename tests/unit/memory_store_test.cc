@@ -216,6 +216,47 @@ TEST_P(StoreContractTest, PutAfterGetReplacesOnlyThatRecord) {
   EXPECT_EQ(store().CountInRange(Id(), Id()), 304u);
 }
 
+// GetHeader reads what a record says of itself; a store may leave the value out, and the
+// memory store does (that is its point). Writers of 20 bytes (kept in the memory store's table)
+// and of other sizes (kept in the record) both come back.
+TEST_P(StoreContractTest, GetHeaderReadsAllButPerhapsTheValue) {
+  wire::Record live = MakeRecord("a", std::string(300, 'v'), 7);
+  live.set_writer(std::string(20, 'w'));
+  live.set_expires_unix_ms(123'456);
+  wire::Record tomb = MakeRecord("b", "", 9);
+  tomb.set_deleted(true);
+  tomb.set_expired(true);
+  tomb.set_writer(std::string("\x00\x01w", 3));
+  ASSERT_TRUE(store().Put(IdOf("10"), live).ok());
+  ASSERT_TRUE(store().Put(IdOf("10"), tomb).ok());
+  MaybeReopen();
+  for (const wire::Record* want : {&live, &tomb}) {
+    wire::Record r;
+    r.set_value("left over from an earlier read");
+    ASSERT_TRUE(store().GetHeader(IdOf("10"), want->key(), &r).ok()) << want->key();
+    EXPECT_EQ(r.key(), want->key());
+    EXPECT_EQ(r.version(), want->version());
+    EXPECT_EQ(r.writer(), want->writer());
+    EXPECT_EQ(r.deleted(), want->deleted());
+    EXPECT_EQ(r.expired(), want->expired());
+    EXPECT_EQ(r.expires_unix_ms(), want->expires_unix_ms());
+    if (GetParam() == StoreKind::kMemory) {
+      EXPECT_EQ(r.value(), "");
+    } else {
+      EXPECT_EQ(r.value(), want->value());
+    }
+  }
+  wire::Record r;
+  EXPECT_TRUE(store().GetHeader(IdOf("10"), "c", &r).IsNotFound());
+  EXPECT_TRUE(store().GetHeader(IdOf("11"), "a", &r).IsNotFound());
+  // A write that read only the header replaces that record, value and all.
+  ASSERT_TRUE(store().GetHeader(IdOf("10"), "a", &r).ok());
+  ASSERT_TRUE(store().Put(IdOf("10"), MakeRecord("a", "new", 8)).ok());
+  ASSERT_TRUE(store().Get(IdOf("10"), "a", &r).ok());
+  EXPECT_EQ(r.value(), "new");
+  EXPECT_EQ(store().Count(), 2u);
+}
+
 TEST_P(StoreContractTest, CountsAfterOverwriteAndErase) {
   for (int i = 0; i < 50; ++i) {
     ASSERT_TRUE(store().Put(Id::Sha1(std::to_string(i)), MakeRecord(std::to_string(i), "a")).ok());

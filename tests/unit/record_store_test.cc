@@ -74,6 +74,35 @@ TEST(RecordStoreTest, ANewWriteDoesNotReplaceAnotherWritersRecordOfTheSameVersio
   EXPECT_TRUE(stored);
 }
 
+// The record replaced is read without its value (Store::GetHeader), but when version, writer
+// and flags tie, the value decides: the same write again stores nothing (a duplicate would
+// reach watchers as a change), a higher value of the same stamp wins on every replica.
+TEST(RecordStoreTest, WhenTheStampTiesTheValueDecides) {
+  Fixture f;
+  const Id key_id = Id::Sha1("k");
+  const uint64_t v = f.now.wall_ms << 16;
+  ASSERT_TRUE(f.records.StoreIfNewer(key_id, Rec("k", "m", v, "node-a")).ok());
+  bool stored = true;
+  wire::Record kept;
+  ASSERT_TRUE(f.records.StoreIfNewer(key_id, Rec("k", "m", v, "node-a"), &stored, &kept).ok());
+  EXPECT_FALSE(stored);
+  EXPECT_EQ(kept.value(), "m");
+  ASSERT_TRUE(f.records.StoreIfNewer(key_id, Rec("k", "a", v, "node-a"), &stored, &kept).ok());
+  EXPECT_FALSE(stored);
+  EXPECT_EQ(kept.value(), "m");
+  ASSERT_TRUE(f.records.StoreIfNewer(key_id, Rec("k", "z", v, "node-a"), &stored, &kept).ok());
+  EXPECT_TRUE(stored);
+  wire::Record now;
+  ASSERT_TRUE(f.store.Get(key_id, "k", &now).ok());
+  EXPECT_EQ(now.value(), "z");
+  // An older write is refused and the record kept comes back whole.
+  ASSERT_TRUE(
+      f.records.StoreIfNewer(key_id, Rec("k", "old", v - 1, "node-b"), &stored, &kept).ok());
+  EXPECT_FALSE(stored);
+  EXPECT_EQ(kept.value(), "z");
+  EXPECT_EQ(kept.version(), v);
+}
+
 TEST(RecordStoreTest, AStampedWriteIsVersionedAboveTheRecordItReplacesAndStored) {
   Fixture f;
   const Id key_id = Id::Sha1("k");
