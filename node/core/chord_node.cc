@@ -301,7 +301,7 @@ void ChordNode::DeliverLookup(OpRef op, LookupOutcome outcome) {
   }
 }
 
-void ChordNode::DeliverData(OpRef op, wire::DataResponse response) {
+void ChordNode::DeliverData(OpRef op, wire::DataResponse&& response) {
   if (op.kind == OpKind::kDataOp) return data_.OnDataDone(op, std::move(response));
   if (op.kind == OpKind::kDirect) return owner_.OnDataDone(op, std::move(response));
 }

@@ -126,7 +126,7 @@ class ChordNode {
   void DeliverRpc(OpRef op, const wire::Envelope* response);
   void Deliver(Completion completion);
   void DeliverLookup(OpRef op, LookupOutcome outcome);
-  void DeliverData(OpRef op, wire::DataResponse response);
+  void DeliverData(OpRef op, wire::DataResponse&& response);
   void DeliverDone(OpRef op, bool ok);
   void OnTimer(OpRef op);
   // The periodic round: membership's, then replication's; then the next one is armed.

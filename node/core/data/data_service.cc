@@ -197,10 +197,10 @@ void DataService::OnForwarded(uint64_t id, const wire::Envelope* response) {
   if (!response->has_data_resp()) {
     return Retry(id, "the key's owner " + owner.addr + " sent an unexpected answer");
   }
-  OnAnswer(id, response->data_resp());
+  OnAnswer(id, wire::DataResponse(response->data_resp()));
 }
 
-void DataService::OnDataDone(OpRef ref, wire::DataResponse response) {
+void DataService::OnDataDone(OpRef ref, wire::DataResponse&& response) {
   if (ops_.count(ref.id) == 0) return;
   // A read of the copies that found none to answer: try again.
   if (ref.step == kReplicas && response.code() == wire::UNAVAILABLE) {
@@ -209,7 +209,7 @@ void DataService::OnDataDone(OpRef ref, wire::DataResponse response) {
   OnAnswer(ref.id, std::move(response));
 }
 
-void DataService::OnAnswer(uint64_t id, wire::DataResponse response) {
+void DataService::OnAnswer(uint64_t id, wire::DataResponse&& response) {
   DataOp& op = ops_[id];
   if (response.code() == wire::CONFLICT && op.unanswered) {
     // An earlier attempt got no answer and may have been applied: its own write can be what
@@ -295,7 +295,7 @@ void DataService::OnTimer(OpRef ref) {
   if (ref.step == kRetry && ops_.count(ref.id) != 0) Attempt(ref.id);
 }
 
-void DataService::Finish(uint64_t id, wire::DataResponse response) {
+void DataService::Finish(uint64_t id, wire::DataResponse&& response) {
   DataOp& op = ops_[id];
   response.set_hops(static_cast<uint32_t>(op.hops));
   ctx_.out.Reply(op.from, op.request.request_id(), msg::Data(std::move(response)));

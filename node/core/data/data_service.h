@@ -47,7 +47,7 @@ class DataService {
   void HandleRequest(ReplyToken from, wire::Envelope request);
   void OnLookupDone(OpRef op, const LookupOutcome& outcome);
   void OnRpc(OpRef op, const wire::Envelope* response);
-  void OnDataDone(OpRef op, wire::DataResponse response);
+  void OnDataDone(OpRef op, wire::DataResponse&& response);
   void OnTimer(OpRef op);
   size_t in_flight() const { return ops_.size(); }
 
@@ -83,11 +83,11 @@ class DataService {
   void SendTo(uint64_t id, const NodeRef& owner);
   void OnForwarded(uint64_t id, const wire::Envelope* response);
   // The owner's answer (or a replica read's): done, or NOT_OWNER/SHUTTING_DOWN to follow.
-  void OnAnswer(uint64_t id, wire::DataResponse response);
+  void OnAnswer(uint64_t id, wire::DataResponse&& response);
   // The answer to a conditional write that lost to a newer one: CONFLICT, never a restamp.
   wire::DataResponse SupersededConditional(uint64_t newer);
   void Retry(uint64_t id, const std::string& why);
-  void Finish(uint64_t id, wire::DataResponse response);
+  void Finish(uint64_t id, wire::DataResponse&& response);
   OpRef Ref(Step step, uint64_t id) const { return OpRef{OpKind::kDataOp, step, 0, id}; }
 
   NodeContext& ctx_;

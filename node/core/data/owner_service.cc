@@ -22,7 +22,7 @@ void OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
   serving_ = Serving{};
 }
 
-void OwnerService::OnDataDone(OpRef op, wire::DataResponse response) {
+void OwnerService::OnDataDone(OpRef op, wire::DataResponse&& response) {
   auto it = requesters_.find(op.id);
   if (it == requesters_.end()) return;
   const Requester r = it->second;
@@ -30,7 +30,7 @@ void OwnerService::OnDataDone(OpRef op, wire::DataResponse response) {
   ctx_.out.Reply(r.from, r.request_id, msg::Data(std::move(response)));
 }
 
-void OwnerService::Answer(OpRef requester, wire::DataResponse response) {
+void OwnerService::Answer(OpRef requester, wire::DataResponse&& response) {
   if (!response.has_owner()) ctx_.self().ToWire(response.mutable_owner());
   // A direct request's answer is queued for its requester at once (nothing of this service
   // runs after it); a DataOp's is a completion, delivered once the current input settles.

@@ -34,7 +34,7 @@ class OwnerService {
   void Serve(const wire::Envelope& request, OpRef requester,
              std::optional<Id> key_id = std::nullopt);
   // The answer to a HandleDirect request is ready.
-  void OnDataDone(OpRef op, wire::DataResponse response);
+  void OnDataDone(OpRef op, wire::DataResponse&& response);
 
  private:
   struct Requester {
@@ -53,7 +53,7 @@ class OwnerService {
                    wire::DataResponse* resp);
   // NOT_OWNER, with a hint where a better node is known.
   wire::DataResponse NotOwner(const Id& key_id);
-  void Answer(OpRef requester, wire::DataResponse response);
+  void Answer(OpRef requester, wire::DataResponse&& response);
 
   // The direct request HandleDirect is serving now (id 0: none), and whether Serve answered it.
   struct Serving {

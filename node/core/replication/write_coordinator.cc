@@ -186,7 +186,7 @@ void WriteCoordinator::Fail(uint64_t id, wire::Code code, std::string why) {
   Answer(id, std::move(resp));
 }
 
-void WriteCoordinator::Answer(uint64_t id, wire::DataResponse response) {
+void WriteCoordinator::Answer(uint64_t id, wire::DataResponse&& response) {
   const WriteOp& w = ops_[id];
   if (w.chain_broken) ctx_.watches.Unlink(w.record.key(), w.record.version());
   ctx_.watches.Publish(w.record.key(), w.record.version());

@@ -79,7 +79,7 @@ class WriteCoordinator {
   // A replica held newer records than the write: take them (the owner must not serve older).
   void TakeNewer(uint64_t id, const wire::ReplicateResponse& answer);
   void Settle(uint64_t id);
-  void Answer(uint64_t id, wire::DataResponse response);
+  void Answer(uint64_t id, wire::DataResponse&& response);
   void Fail(uint64_t id, wire::Code code, std::string why);
 
   NodeContext& ctx_;
