@@ -86,19 +86,19 @@ bool CarriesCoordinatorFields(const wire::Envelope& request) {
   return request.has_get() && !request.get().suspect().empty();
 }
 
-wire::Envelope ClientRequest(wire::Envelope out) {
-  if (out.has_put()) {
-    out.mutable_put()->clear_version();
-    out.mutable_put()->clear_writer();
-    out.mutable_put()->clear_suspect();
-  } else if (out.has_del()) {
-    out.mutable_del()->clear_version();
-    out.mutable_del()->clear_writer();
-    out.mutable_del()->clear_suspect();
-  } else if (out.has_get()) {
-    out.mutable_get()->clear_suspect();
+wire::Envelope ClientRequest(wire::Envelope request) {
+  if (request.has_put()) {
+    request.mutable_put()->clear_version();
+    request.mutable_put()->clear_writer();
+    request.mutable_put()->clear_suspect();
+  } else if (request.has_del()) {
+    request.mutable_del()->clear_version();
+    request.mutable_del()->clear_writer();
+    request.mutable_del()->clear_suspect();
+  } else if (request.has_get()) {
+    request.mutable_get()->clear_suspect();
   }
-  return out;
+  return request;
 }
 
 std::string AdmissionProblem(const Sender& sender, const wire::Envelope& request) {
@@ -110,8 +110,9 @@ std::string AdmissionProblem(const Sender& sender, const wire::Envelope& request
   }
   if (MemberOnly(request)) {
     if (role != Role::kMember) {
-      return BodyName(request) + " is a message between ring members, and this connection is a "
-                                 "client's; members use their member certificate";
+      return BodyName(request) +
+             " is a message between ring members, and this connection is a "
+             "client's; members use their member certificate";
     }
     const wire::NodeInfo* claim = SelfClaim(request);
     if (claim != nullptr && !SpeaksForItself(sender, claim->addr())) {

@@ -174,7 +174,7 @@ void ChordNode::Settle() {
     } else if (ctx_.out.has_loopback()) {
       Outbox::Loopback l = ctx_.out.TakeLoopback();
       if (!l.is_reply) {
-        Dispatch(Outbox::kLoopbackToken, l.envelope, Sender{});
+        Dispatch(Outbox::kLoopbackToken, std::move(l.envelope), Sender{});
       } else if (auto op = ctx_.out.Complete(l.envelope.request_id(), /*answered=*/true)) {
         DeliverRpc(*op, &l.envelope);
       }

@@ -42,13 +42,16 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
     return Status::InvalidArgument(std::move(problem));
   }
   clock_->Observe(rec.version());
-  // The record replaced is read without its value: its version, writer and flags decide,
-  // unless all three are the incoming record's (the same write again), where the value does.
+  // The record replaced is read without its value: its version, writer and tombstone flag
+  // decide, unless all three are the incoming record's (the same write again, as anti-entropy
+  // and hand-overs bring), where the value does (RecordNewer).
   wire::Record old;
+  bool whole = false;
   Status s = store_->GetHeader(key_id, rec.key(), &old);
   if (s.ok() && old.version() == rec.version() && old.writer() == rec.writer() &&
       old.deleted() == rec.deleted()) {
     s = store_->Get(key_id, rec.key(), &old);
+    whole = true;
   }
   if (s.ok()) {
     // Last writer wins, with a tie-break every node applies alike.
@@ -56,7 +59,10 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
         new_version && old.version() == rec.version() && old.writer() != rec.writer();
     if (!RecordNewer(rec, old) || same_version_other_writer) {
       // The record kept goes back whole (a replica sends it to the owner).
-      return kept != nullptr ? store_->Get(key_id, rec.key(), kept) : Status::Ok();
+      if (kept == nullptr) return Status::Ok();
+      if (!whole) return store_->Get(key_id, rec.key(), kept);
+      *kept = std::move(old);
+      return Status::Ok();
     }
   } else if (!s.IsNotFound()) {
     return s;

@@ -25,7 +25,8 @@
 namespace chord {
 
 // 64-bit summary of one record (key id, key, version, writer, tombstone flag); digests add
-// these up (mod 2^64), so that they do not depend on order.
+// these up (mod 2^64), so that they do not depend on order. It must not depend on the value:
+// the records a write replaces are read without it (Store::GetHeader).
 uint64_t RecordDigest(const Id& key_id, const wire::Record& record);
 
 // What a part of the ring holds.
@@ -103,7 +104,8 @@ class LedgerStore : public Store {
     return inner_->ScanMeta(prefix, visit);
   }
 
-  // Puts `record`, which replaces `before` (nullptr: the key had no record).
+  // Puts `record`, which replaces `before` (nullptr: the key had no record); `before` may lack
+  // its value (read with GetHeader).
   [[nodiscard]] Status PutReplacing(const Id& key_id, const wire::Record& record,
                                     const wire::Record* before);
   // Applies `batch`, whose entry i replaces before[i] (nullptr: none). Sizes must match.

@@ -100,8 +100,8 @@ class MemoryStore final : public Store {
   Status Find(const Id& key_id, std::string_view key, wire::Record* out, bool with_value);
   // The table index of `writer`, or -1 when it is not (and cannot be) in the table.
   int InternWriter(const std::string& writer);
-  // The slot the last Get found, if it holds (key_id, key) and no insert or erase has moved
-  // slots since; else nullptr.
+  // The slot the last Get or GetHeader found, if it holds (key_id, key) and no insert or erase has
+  // moved slots since; else nullptr.
   const Slot* LastFound(const Id& key_id, std::string_view key) const;
   void PutOne(const Id& key_id, const wire::Record& record);
   void EraseOne(const Id& key_id, std::string_view key);
