@@ -237,6 +237,58 @@ TEST_F(WriteGatherTest, AnEnvelopeOverTheFrameLimitIsNotSentAndTheConnectionGoes
   EXPECT_EQ(peer_.Frames(), std::vector<uint64_t>{1});
 }
 
+TEST_F(WriteGatherTest, EnvelopesPastTheBoundGoOutAtOnceAndKeepTheirOrder) {
+  // As ATurnThatGathersMoreThanTheBoundWritesAtOnce, with envelopes encoded into the turn.
+  bool too_large = true;
+  for (uint64_t i = 0; i < 300; ++i) {
+    ASSERT_TRUE(conn_->WriteEnvelope(Envelope(i, 1024), kDefaultMaxFrameBytes, &too_large));
+    EXPECT_FALSE(too_large);
+  }
+  peer_.WaitReadable(2000);
+  peer_.ReadAvailable();
+  EXPECT_GT(peer_.received_bytes(), 0u);
+  ASSERT_TRUE(RunUntil([this] { return peer_.Frames().size() == 300; }));
+  EXPECT_EQ(peer_.Frames(), Ids(300));
+}
+
+// Envelopes written to a connection still dialing wait for it (they are not gathered into a
+// turn of a socket that is not up yet) and arrive whole, in order with frames, once it is.
+TEST_F(WriteGatherTest, EnvelopesWrittenBeforeTheConnectionIsUpArriveOnceItIs) {
+  Peer other;
+  TcpConnection::Options options;
+  options.gather = &gather_;
+  std::string error;
+  TcpConnection* dialing =
+      TcpConnection::Connect(&loop_, other.addr(), "other", 2, options, &error);
+  ASSERT_NE(dialing, nullptr) << error;
+  bool closed = false;
+  dialing->SetCallbacks([](TcpConnection*, wire::Envelope&&) {},
+                        [&closed](TcpConnection*, const Status&) { closed = true; });
+  ASSERT_FALSE(dialing->connected());
+  bool too_large = true;
+  for (uint64_t i = 0; i < 20; ++i) {
+    if (i % 4 == 0) {
+      ASSERT_TRUE(dialing->Write(Frame(i, i)));
+    } else {
+      ASSERT_TRUE(dialing->WriteEnvelope(Envelope(i, i), kDefaultMaxFrameBytes, &too_large));
+      EXPECT_FALSE(too_large);
+    }
+  }
+  ASSERT_TRUE(RunUntil([dialing] { return dialing->connected(); }));
+  ASSERT_TRUE(other.Accept());
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (int turn = 0; turn < 10'000 && std::chrono::steady_clock::now() < end; ++turn) {
+    if (other.Frames().size() == 20) break;
+    uv_run(&loop_, UV_RUN_NOWAIT);
+    other.WaitReadable(1);
+    other.ReadAvailable();
+  }
+  EXPECT_EQ(other.Frames(), Ids(20));
+  EXPECT_FALSE(closed);
+  dialing->Close();
+  EXPECT_TRUE(closed);
+}
+
 // A connection whose queue holds at most 8 KiB.
 class SmallQueueTest : public WriteGatherTest {
  protected:
