@@ -130,8 +130,8 @@ Status LedgerStore::PutReplacing(const Id& key_id, const wire::Record& record,
 }
 
 Status LedgerStore::Put(const Id& key_id, const wire::Record& record) {
-  wire::Record before;
-  Status s = inner_->Get(key_id, record.key(), &before);
+  wire::Record before;  // only what it says of itself counts (RecordDigest)
+  Status s = inner_->GetHeader(key_id, record.key(), &before);
   if (!s.ok() && !s.IsNotFound()) return s;
   return PutReplacing(key_id, record, s.ok() ? &before : nullptr);
 }
@@ -172,7 +172,7 @@ Status LedgerStore::Write(const StoreBatch& batch) {
       it->second = i;
       continue;
     }
-    Status s = inner_->Get(entries[i].key_id, entries[i].key, &held[i]);
+    Status s = inner_->GetHeader(entries[i].key_id, entries[i].key, &held[i]);
     if (s.ok()) {
       before[i] = &held[i];
     } else if (!s.IsNotFound()) {
