@@ -113,6 +113,20 @@ std::string Frame(uint64_t id, size_t padding = 0) {
   return out;
 }
 
+// Writes ids 0 .. count - 1 to `conn`, each with as many bytes of padding as its id: every
+// `frame_every`-th as a frame encoded here, the others as envelopes the connection encodes.
+void WriteMixed(TcpConnection* conn, uint64_t count, uint64_t frame_every) {
+  for (uint64_t i = 0; i < count; ++i) {
+    if (i % frame_every == 0) {
+      ASSERT_TRUE(conn->Write(Frame(i, i)));
+      continue;
+    }
+    bool too_large = true;
+    ASSERT_TRUE(conn->WriteEnvelope(Envelope(i, i), kDefaultMaxFrameBytes, &too_large));
+    EXPECT_FALSE(too_large);
+  }
+}
+
 std::vector<uint64_t> Ids(uint64_t count) {
   std::vector<uint64_t> ids;
   for (uint64_t i = 0; i < count; ++i) ids.push_back(i);
@@ -217,15 +231,7 @@ TEST_F(WriteGatherTest, AFrameWrittenJustBeforeACloseStillReachesThePeer) {
 }
 
 TEST_F(WriteGatherTest, EnvelopesEncodedIntoTheTurnKeepTheirPlaceAmongFrames) {
-  bool too_large = true;
-  for (uint64_t i = 0; i < 60; ++i) {
-    if (i % 3 == 0) {
-      ASSERT_TRUE(conn_->Write(Frame(i, i)));
-    } else {
-      ASSERT_TRUE(conn_->WriteEnvelope(Envelope(i, i), kDefaultMaxFrameBytes, &too_large));
-      EXPECT_FALSE(too_large);
-    }
-  }
+  WriteMixed(conn_, 60, 3);
   peer_.ReadAvailable();
   EXPECT_EQ(peer_.received_bytes(), 0u);  // gathered until the turn ends
   ASSERT_TRUE(RunUntil([this] { return peer_.Frames().size() == 60; }));
@@ -265,15 +271,7 @@ TEST_F(WriteGatherTest, EnvelopesWrittenBeforeTheConnectionIsUpArriveOnceItIs) {
   dialing->SetCallbacks([](TcpConnection*, wire::Envelope&&) {},
                         [&closed](TcpConnection*, const Status&) { closed = true; });
   ASSERT_FALSE(dialing->connected());
-  bool too_large = true;
-  for (uint64_t i = 0; i < 20; ++i) {
-    if (i % 4 == 0) {
-      ASSERT_TRUE(dialing->Write(Frame(i, i)));
-    } else {
-      ASSERT_TRUE(dialing->WriteEnvelope(Envelope(i, i), kDefaultMaxFrameBytes, &too_large));
-      EXPECT_FALSE(too_large);
-    }
-  }
+  WriteMixed(dialing, 20, 4);
   ASSERT_TRUE(RunUntil([dialing] { return dialing->connected(); }));
   ASSERT_TRUE(other.Accept());
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
