@@ -33,7 +33,6 @@ struct NodeConfig {
   int replicas = 3;                         // R: owner + R-1 distinct processes clockwise
   uint64_t anti_entropy_ms = 2000;          // period of digest comparison and clean-up
   uint64_t tombstone_grace_ms = 3'600'000;  // a tombstone is kept at least this long
-  double read_repair_chance = 0.1;          // share of reads that compare replicas afterwards
   int write_attempts = 3;  // tries of a write that loses to newer writes while its client waits
   // Records of the differing pieces one anti-entropy push looks at, at most; the next round
   // with that replica goes on after the last one looked at.

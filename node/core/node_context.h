@@ -52,10 +52,6 @@ struct NodeContext {
   const NodeRef& self() const { return ring.self; }
   LedgerStore* store() const { return records.store(); }
   void Log(LogLevel level, std::string text) { out.Log(level, std::move(text)); }
-  // True with probability `p`.
-  bool Chance(double p) {
-    return p > 0 && static_cast<double>(rng() % 1'000'000) < p * 1'000'000.0;
-  }
 };
 
 }  // namespace chord

@@ -21,7 +21,7 @@ struct NodeCounters {
   uint64_t anti_entropy_rounds = 0;  // digest comparisons with one replica
   uint64_t anti_entropy_clean = 0;   // ... that found nothing to repair
   uint64_t anti_entropy_bytes = 0;   // digest, pull and push message bytes sent and received
-  uint64_t keys_repaired = 0;        // records sent or taken by anti-entropy / read repair
+  uint64_t keys_repaired = 0;        // records sent or taken by anti-entropy / quorum read repair
   uint64_t keys_dropped = 0;         // records erased once their holders confirmed them
   uint64_t tombstones_purged = 0;
   uint64_t requests_expired = 0;  // requests refused for arriving after their deadline

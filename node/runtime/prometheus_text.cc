@@ -188,7 +188,8 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
   counter("chord_anti_entropy_bytes_total",
           "Digest, pull and push message bytes sent and received by anti-entropy.",
           &NodeCounters::anti_entropy_bytes);
-  counter("chord_keys_repaired_total", "Records sent or taken by anti-entropy or read repair.",
+  counter("chord_keys_repaired_total",
+          "Records sent or taken by anti-entropy or quorum read repair.",
           &NodeCounters::keys_repaired);
   counter("chord_keys_dropped_total",
           "Records erased once the replicas that should hold them confirmed them.",

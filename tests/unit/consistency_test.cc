@@ -134,7 +134,6 @@ NodeConfig Config() {
   c.stabilize_ms = 200;
   c.rpc_timeout_ms = 300;
   c.anti_entropy_ms = 600000;  // only hints and reads may repair here
-  c.read_repair_chance = 0;
   return c;
 }
 

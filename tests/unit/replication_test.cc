@@ -38,7 +38,6 @@ NodeConfig ReplicatedConfig() {
   c.stabilize_ms = 200;
   c.rpc_timeout_ms = 300;
   c.anti_entropy_ms = 1000;
-  c.read_repair_chance = 0;
   return c;
 }
 
@@ -208,6 +207,36 @@ TEST(ReplicationTest, ReadsFallBackToReplicasWhileTheOwnerIsDeadAndUnnoticed) {
     if ((it == ring.end() ? ring.front() : *it).second == victim) ++owned_by_victim;
   }
   EXPECT_GT(owned_by_victim, 0);  // some reads really had a dead owner
+}
+
+TEST(ReplicationTest, AGetAtConsistencyOneSentToItsOwnerTouchesNoOtherNode) {
+  // A read at the default level is the owner's alone: it sends nothing to the replicas (no
+  // background read repair), so it costs one node what it costs on a ring of one.
+  SimNetwork net(Net(9));
+  auto addrs = StartRing(net, 3);
+  const auto keys = PutKeys(net, Addr(1), 60);
+  net.RunFor(3000);
+  // No rounds either: every message counted below would be the gets' doing.
+  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
+  net.RunFor(2000);
+  int sent = 0;
+  net.SetDelay([&sent](const std::string&, const std::string&) -> uint64_t {
+    ++sent;
+    return 0;
+  });
+  std::vector<std::pair<Id, std::string>> ring;
+  for (const auto& a : addrs) ring.emplace_back(Id::Sha1(a), a);
+  std::sort(ring.begin(), ring.end());
+  for (const auto& k : keys) {
+    auto it =
+        std::lower_bound(ring.begin(), ring.end(), std::make_pair(Id::Sha1(k), std::string()));
+    const std::string owner = (it == ring.end() ? ring.front() : *it).second;
+    auto r = Get(net, owner, k);
+    ASSERT_TRUE(r) << k;
+    EXPECT_EQ(r->code(), wire::OK) << k << ": " << r->error();
+    EXPECT_EQ(r->value(), "value-" + k.substr(4));
+  }
+  EXPECT_EQ(sent, 0) << "messages between nodes while the owners served " << keys.size() << " gets";
 }
 
 TEST(ReplicationTest, DeletesAreTombstonesThatReachEveryHolderAndArePurgedLater) {

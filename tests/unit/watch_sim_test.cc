@@ -29,7 +29,6 @@ NodeConfig Config() {
   c.stabilize_ms = 200;
   c.rpc_timeout_ms = 300;
   c.anti_entropy_ms = 600000;  // nothing repairs the missed change behind the test's back
-  c.read_repair_chance = 0;
   return c;
 }
 

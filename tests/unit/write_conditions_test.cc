@@ -99,7 +99,6 @@ NodeConfig Config() {
   c.stabilize_ms = 200;
   c.rpc_timeout_ms = 300;
   c.anti_entropy_ms = 1000;
-  c.read_repair_chance = 0;
   return c;
 }
 

@@ -191,10 +191,6 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester,
     resp = ReadLocal(key_id, key, /*replica_read=*/false, &rec, &s);
     resp.set_acks(s.ok() || s.IsNotFound() ? 1 : 0);
     resp.set_required(1);
-    if (s.ok() && replication_.policy().ShouldRepairRead()) {
-      if (resp.code() == wire::OK) rec.set_value(resp.value());  // ReadLocal moved it
-      replication_.reads().Repair(rec);
-    }
     // No copy here at all: a new owner may not have received every key yet (with vnodes a
     // join hand-over is partial). The replicas decide; the newest version they hold wins.
     if (s.IsNotFound() && replication_.policy().replicated()) {

@@ -80,12 +80,4 @@ void ReplicaReads::Finish(uint64_t id) {
   ctx_.completions.Post(op.requester, std::move(op.best));
 }
 
-void ReplicaReads::Repair(const wire::Record& record) {
-  // Offer our copy to the replicas; one that holds an older version (or none) stores it.
-  for (const NodeRef& t : policy_.Targets()) {
-    ctx_.out.Send(t, msg::ReplicateOne(ctx_.self(), record), ctx_.config.transfer_timeout_ms,
-                  OpRef{OpKind::kRepair, 0, 0, 0});
-  }
-}
-
 }  // namespace chord

@@ -1,11 +1,11 @@
-// ReplicaReads: reading the copies of a key on the members of its replica set, and offering
-// a copy to them. A fall-back read asks the holders after an owner that did not answer, in
-// parallel, and answers with the newest version among them (a tombstone is a NOT_FOUND with
-// a version); if none answered, the answer is UNAVAILABLE with the reason. A miss read is
-// the owner's own: it holds no record of the key (a new owner whose hand-over was partial),
-// so it asks its replicas and answers with the newest version they hold, else its own
-// NOT_FOUND. Read repair offers the owner's record to its replicas. Each read is a ReadOp
-// owned here; answers go to the requester's OpRef. The node's thread only.
+// ReplicaReads: reading the copies of a key on the members of its replica set. A fall-back
+// read asks the holders after an owner that did not answer, in parallel, and answers with the
+// newest version among them (a tombstone is a NOT_FOUND with a version); if none answered, the
+// answer is UNAVAILABLE with the reason. A miss read is the owner's own: it holds no record of
+// the key (a new owner whose hand-over was partial), so it asks its replicas and answers with
+// the newest version they hold, else its own NOT_FOUND. The answers to a quorum read's repairs
+// (OpKind::kRepair) are counted here. Each read is a ReadOp owned here; answers go to the
+// requester's OpRef. The node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 #define CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 
@@ -29,7 +29,6 @@ class ReplicaReads {
 
   void ReadFallback(const std::string& key, const std::vector<NodeRef>& holders, OpRef requester);
   void ReadMiss(const std::string& key, wire::DataResponse not_found, OpRef requester);
-  void Repair(const wire::Record& record);
   void OnRpc(OpRef op, const wire::Envelope* response);
 
  private:

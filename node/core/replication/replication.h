@@ -1,7 +1,7 @@
 // Replication: the data layer that keeps R copies of every key (see README "Replication and
 // consistency"). It owns the ReplicationPolicy (who holds copies; what a new predecessor
-// gets), the WriteCoordinator (owner writes), ReplicaReads (reads of the copies, read
-// repair), AntiEntropy with TombstonePurge and the Cleanup walk (run every anti_entropy_ms),
+// gets), the WriteCoordinator (owner writes), ReplicaReads (reads of the copies),
+// AntiEntropy with TombstonePurge and the Cleanup walk (run every anti_entropy_ms),
 // the ReplicaServer (what a replica answers), QuorumRead (reads that need several replicas),
 // hinted hand-off (the HintStore of copies kept for members that did not answer, and the
 // HintDeliverer that hands them over every round) and the ExpirySweeper (TTL tombstones).

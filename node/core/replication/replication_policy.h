@@ -36,8 +36,6 @@ class ReplicationPolicy final : public MembershipListener {
   std::vector<NodeRef> HoldersAfter(const NodeRef& owner, const std::vector<NodeRef>& after) const {
     return RingState::DistinctProcesses(after, owner, static_cast<size_t>(replicas_ - 1));
   }
-  // Whether the owner compares a read's record with the replicas afterwards (read repair).
-  bool ShouldRepairRead() { return replicated() && ctx_.Chance(ctx_.config.read_repair_chance); }
 
   // MembershipListener.
   void OnPredecessorChanged() override {
