@@ -114,11 +114,23 @@ use_admin_credentials() {
   fi
 }
 
-# Waits until the node on port $1 answers `chordctl status` and says it has joined.
+# True while the process launch() just started for port $1 runs (or has not yet exec'd
+# chord-node: until then /proc shows the forked shell's command line, which node_alive would
+# take for a dead node); false once it has exited, even if not yet reaped.
+launched_alive() {
+  local pid state
+  pid="$(node_pid "$1")"
+  [[ -n "$pid" ]] || return 1
+  state="$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1 || true)"
+  [[ -n "$state" && "$state" != Z ]]
+}
+
+# Waits until the node on port $1 (just started by launch) answers `chordctl status` and says
+# it has joined.
 wait_answering() {
   local port="$1" deadline=$((SECONDS + WAIT_S))
   while ((SECONDS < deadline)); do
-    if ! node_alive "$port"; then
+    if ! launched_alive "$port"; then
       echo "--- last lines of $RUN_DIR/nodes/$port/log:" >&2
       tail -n 20 "$RUN_DIR/nodes/$port/log" >&2 || true
       die "the node on port $port exited during startup; see its log above"

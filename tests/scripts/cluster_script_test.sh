@@ -106,4 +106,13 @@ wait_check 3
 [[ "$(ctl get secure)" == "v1" ]] || fail "secure unreadable over TLS"
 cluster stop || fail "stop (TLS)"
 unset CHORD_TLS_CERT CHORD_TLS_KEY CHORD_TLS_CA
-echo "cluster.sh: start --vnodes, status, add, kill, restart, leave, stop, start --tls all work"
+
+# A node that exits at startup is reported as such (with its log) well before the wait ends;
+# a node still between fork and exec is not (every start above relied on that).
+out="$(CHORD_RUN_DIR="$RUN_DIR/bad" CHORD_NODE_ARGS="--no-such-flag" CHORD_WAIT_S=60 \
+  timeout 30 "$ROOT/scripts/cluster.sh" start 1 --base-port "$BASE" 2>&1)" &&
+  fail "a node that cannot start was reported started: $out"
+[[ "$out" == *"exited during startup"* && "$out" == *"--no-such-flag"* ]] ||
+  fail "a node that cannot start was not reported with its log: $out"
+CHORD_RUN_DIR="$RUN_DIR/bad" "$ROOT/scripts/cluster.sh" stop >/dev/null 2>&1 || true
+echo "cluster.sh: start --vnodes, status, add, kill, restart, leave, stop, start --tls, a failed start all work"
