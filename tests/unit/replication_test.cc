@@ -239,6 +239,61 @@ TEST(ReplicationTest, AGetAtConsistencyOneSentToItsOwnerTouchesNoOtherNode) {
   EXPECT_EQ(sent, 0) << "messages between nodes while the owners served " << keys.size() << " gets";
 }
 
+TEST(ReplicationTest, AnOwnerWithoutACopyWhoseReplicasDoNotAnswerNeverSaysNotFound) {
+  // A new owner may lack a key it was not handed yet (a partial hand-over, a crash right
+  // after a join): it asks its replicas. When none of them answers, "not found" would be a
+  // guess that hides an acknowledged write; the owner answers UNAVAILABLE, and a coordinator
+  // tries again until the replicas answer.
+  const std::string k = "the-key";
+  // The owner and its replicas from the sorted ids; the fourth node holds no copy.
+  std::vector<std::pair<Id, std::string>> ring;
+  for (int i = 1; i <= 4; ++i) ring.emplace_back(Id::Sha1(Addr(i)), Addr(i));
+  std::sort(ring.begin(), ring.end());
+  auto it = std::lower_bound(ring.begin(), ring.end(), std::make_pair(Id::Sha1(k), std::string()));
+  const size_t first = static_cast<size_t>(it - ring.begin()) % ring.size();
+  const std::string owner = ring[first].second;
+  const std::set<std::string> replicas = {ring[(first + 1) % ring.size()].second,
+                                          ring[(first + 2) % ring.size()].second};
+  const std::string other = ring[(first + 3) % ring.size()].second;
+
+  SimNetwork net(Net(11));
+  for (int i = 1; i <= 4; ++i) {
+    NodeConfig c = ReplicatedConfig();
+    // The coordinator waits longer for the owner than the owner waits for its replicas, so
+    // that the owner's answer, not the coordinator's fall-back read, decides.
+    if (Addr(i) == other) c.rpc_timeout_ms = 2000;
+    net.AddNode(Addr(i), c, i == 1 ? "" : Addr(1));
+    net.RunFor(300);
+  }
+  net.RunFor(5000);
+  auto put = Put(net, owner, k, "acknowledged");
+  ASSERT_TRUE(put && put->code() == wire::OK);
+  net.RunFor(3000);
+  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
+  net.RunFor(2000);
+  ASSERT_TRUE(net.store(owner)->Erase(Id::Sha1(k), k).ok());
+  bool cut = true;
+  net.SetPartition([&](const std::string& from, const std::string& to) {
+    return cut && ((from == owner && replicas.count(to) != 0) ||
+                   (to == owner && replicas.count(from) != 0));
+  });
+
+  auto at_owner = Get(net, owner, k);
+  ASSERT_TRUE(at_owner);
+  EXPECT_EQ(at_owner->code(), wire::UNAVAILABLE) << at_owner->error();
+  EXPECT_NE(at_owner->error().find("none of its replicas answered"), std::string::npos)
+      << at_owner->error();
+
+  // Through another node: the owner's UNAVAILABLE is tried again until the cut heals; then the
+  // owner finds the replicas' copy.
+  net.At(1500, other, [&cut] { cut = false; });
+  auto through_other = Get(net, other, k);
+  ASSERT_TRUE(through_other);
+  EXPECT_EQ(through_other->code(), wire::OK) << through_other->error();
+  EXPECT_EQ(through_other->value(), "acknowledged");
+  EXPECT_EQ(through_other->owner().addr(), owner);
+}
+
 TEST(ReplicationTest, DeletesAreTombstonesThatReachEveryHolderAndArePurgedLater) {
   SimNetwork net(Net(4));
   NodeConfig c = ReplicatedConfig();

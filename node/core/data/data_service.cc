@@ -243,6 +243,12 @@ void DataService::OnAnswer(uint64_t id, wire::DataResponse&& response) {
     op.hint = op.owner;
     return Attempt(id);
   }
+  if (response.code() == wire::UNAVAILABLE && op.request.has_get() && !ReadsSeveral(op.request)) {
+    // The owner could not answer a read at `one` (it holds no copy and none of its replicas
+    // answered, or its store failed): reads are idempotent, so it is tried again until the
+    // deadline, by when the ring may have noticed a crash or handed the key over.
+    return Retry(id, response.error());
+  }
   if (response.code() != wire::NOT_OWNER && response.code() != wire::SHUTTING_DOWN) {
     return Finish(id, std::move(response));
   }

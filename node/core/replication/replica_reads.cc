@@ -31,7 +31,10 @@ void ReplicaReads::ReadMiss(const std::string& key, wire::DataResponse not_found
   ReadOp& op = ops_[id];
   op.requester = requester;
   op.keep_owner = true;
-  op.any = true;  // our own answer stands if nobody has a newer one
+  // Our own NOT_FOUND is the answer only if a replica confirms it (or has nothing newer): a
+  // new owner may lack keys it was not handed yet, so with no replica answering, "not found"
+  // would be a guess (Finish answers UNAVAILABLE, and the coordinator tries again).
+  op.any = false;
   op.best = std::move(not_found);
   Ask(id, key, targets);
 }
@@ -75,7 +78,10 @@ void ReplicaReads::Finish(uint64_t id) {
   if (!op.any) {
     op.best.Clear();
     op.best.set_code(wire::UNAVAILABLE);
-    op.best.set_error("neither the key's owner nor its replicas answered");
+    op.best.set_error(op.keep_owner ? "the owner " + ctx_.self().addr +
+                                          " holds no copy of the key and none of its replicas "
+                                          "answered; retry"
+                                    : "neither the key's owner nor its replicas answered");
   }
   ctx_.completions.Post(op.requester, std::move(op.best));
 }
