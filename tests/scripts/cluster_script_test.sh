@@ -14,6 +14,7 @@ export CHORD_NODE_ARGS="--stabilize-ms 200"
 cluster() { "$ROOT/scripts/cluster.sh" "$@"; }
 cleanup() {
   cluster stop >/dev/null 2>&1 || true
+  CHORD_RUN_DIR="$RUN_DIR/bad" cluster stop >/dev/null 2>&1 || true
   rm -rf "$RUN_DIR"
 }
 trap cleanup EXIT
