@@ -213,7 +213,10 @@ void ChordNode::Dispatch(ReplyToken from, wire::Envelope request, const Sender& 
     case B::kDel:
       // A client's suspect was cleared on the way in (ClientRequest).
       if (auto suspect = Id::FromBytes(msg::Suspect(request))) membership_.Suspect(*suspect);
-      if (msg::IsDirect(request)) return owner_.HandleDirect(from, request);
+      if (msg::IsDirect(request)) {
+        (void)owner_.HandleDirect(from, request);  // never declined: no decline_miss
+        return;
+      }
       return data_.HandleRequest(from, std::move(request));
     case B::kLookup:
       return lookups_.HandleLookup(from, request);

@@ -40,9 +40,14 @@ void DataService::HandleRequest(ReplyToken from, wire::Envelope request) {
     return ctx_.out.Reply(from, request.request_id(), msg::Data(std::move(bad)));
   }
   const Id key_id = Id::Sha1(key);
-  // A read of a key this node owns needs neither a lookup nor a retry: it is served as a
-  // direct request is (a write still needs its version and the retries below).
-  if (request.has_get() && OwnedHere(key_id)) return owner_.HandleDirect(from, request, key_id);
+  // A read of a key this node owns and holds needs neither a lookup nor a retry: it is served
+  // as a direct request is (a write still needs its version and the retries below). One this
+  // node holds no record of goes on as a DataOp: the replicas decide, and while none answers
+  // it is tried again.
+  if (request.has_get() && OwnedHere(key_id) &&
+      owner_.HandleDirect(from, request, key_id, /*decline_miss=*/true)) {
+    return;
+  }
   const uint64_t id = next_id_++;
   DataOp& op = ops_[id];
   op.from = from;

@@ -82,7 +82,8 @@ class DataService {
   void Suspect(const NodeRef& n);
   void SendTo(uint64_t id, const NodeRef& owner);
   void OnForwarded(uint64_t id, const wire::Envelope* response);
-  // The owner's answer (or a replica read's): done, or NOT_OWNER/SHUTTING_DOWN to follow.
+  // The owner's answer (or a replica read's): done, NOT_OWNER/SHUTTING_DOWN to follow, or a
+  // get at `one` the owner could not answer (UNAVAILABLE) to try again.
   void OnAnswer(uint64_t id, wire::DataResponse&& response);
   // The answer to a conditional write that lost to a newer one: CONFLICT, never a restamp.
   wire::DataResponse SupersededConditional(uint64_t newer);

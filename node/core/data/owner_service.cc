@@ -4,22 +4,24 @@
 #include <string>
 #include <utility>
 
-#include "node/core/replication/consistency.h"
 #include "node/core/data/write_conditions.h"
+#include "node/core/replication/consistency.h"
 #include "protocol/limits.h"
 #include "protocol/messages.h"
 
 namespace chord {
 
-void OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
-                                std::optional<Id> key_id) {
+bool OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
+                                std::optional<Id> key_id, bool decline_miss) {
   const uint64_t id = next_id_++;
   // Most direct requests are answered within Serve (Answer); only one that an operation takes
   // over (a write, a quorum read, a read of the replicas) is remembered until it completes.
-  serving_ = Serving{id, Requester{from, request.request_id()}, false};
+  serving_ = Serving{id, Requester{from, request.request_id()}, false, decline_miss, false};
   Serve(request, OpRef{OpKind::kDirect, 0, 0, id}, key_id);
-  if (!serving_.answered) requesters_[id] = serving_.requester;
+  const bool declined = serving_.declined;
+  if (!serving_.answered && !declined) requesters_[id] = serving_.requester;
   serving_ = Serving{};
+  return !declined;
 }
 
 void OwnerService::OnDataDone(OpRef op, wire::DataResponse&& response) {
@@ -162,7 +164,8 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester,
     return Answer(requester, std::move(resp));
   }
   // The DataService hands a client's get here without a DataOp (no retry) only when these
-  // checks pass (DataService::OwnedHere): keep the two in step.
+  // checks pass (DataService::OwnedHere): keep the two in step. It takes such a get back (as
+  // a DataOp, which retries) when this node holds no record of the key (decline_miss).
   if (!ring.Owns(key_id) || ring.awaiting_transfer) return Answer(requester, NotOwner(key_id));
   if (request.has_get()) {
     const auto& get = request.get();
@@ -194,6 +197,11 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester,
     // No copy here at all: a new owner may not have received every key yet (with vnodes a
     // join hand-over is partial). The replicas decide; the newest version they hold wins.
     if (s.IsNotFound() && replication_.policy().replicated()) {
+      if (requester.kind == OpKind::kDirect && requester.id == serving_.id &&
+          serving_.decline_miss) {
+        serving_.declined = true;  // the DataService serves it as a DataOp instead
+        return;
+      }
       return replication_.reads().ReadMiss(key, std::move(resp), requester);
     }
     return Answer(requester, std::move(resp));

@@ -27,9 +27,12 @@ class OwnerService {
 
   // A direct request (from another node, or a client's get of a key this node owns, handed on
   // by the DataService): served, then answered to `from`. `key_id`: the key's SHA-1 when the
-  // caller has it already.
-  void HandleDirect(ReplyToken from, const wire::Envelope& request,
-                    std::optional<Id> key_id = std::nullopt);
+  // caller has it already. `decline_miss`: a get of a key this node holds no record of is not
+  // served (false is returned, nothing is answered), so that the caller can serve it as a
+  // DataOp, which retries while the replicas do not answer.
+  [[nodiscard]] bool HandleDirect(ReplyToken from, const wire::Envelope& request,
+                                  std::optional<Id> key_id = std::nullopt,
+                                  bool decline_miss = false);
   // Serves a direct get, put or delete; the DataResponse goes to `requester`.
   void Serve(const wire::Envelope& request, OpRef requester,
              std::optional<Id> key_id = std::nullopt);
@@ -60,6 +63,8 @@ class OwnerService {
     uint64_t id = 0;
     Requester requester;
     bool answered = false;
+    bool decline_miss = false;  // HandleDirect's `decline_miss`
+    bool declined = false;      // ... and Serve declined it
   };
 
   NodeContext& ctx_;

@@ -75,7 +75,15 @@ void ReplicaReads::OnRpc(OpRef ref, const wire::Envelope* response) {
 void ReplicaReads::Finish(uint64_t id) {
   ReadOp op = std::move(ops_[id]);
   ops_.erase(id);
-  if (!op.any) {
+  if (op.any && !op.keep_owner && op.best.code() == wire::NOT_FOUND && op.best.version() == 0) {
+    // A fall-back read asks the holders named by a lookup that reached a dead or departed
+    // owner: they may be stale, or new members that were not handed the key yet. That none of
+    // them holds a record (not even a tombstone) proves nothing: the coordinator tries again,
+    // and once the ring has noticed, the new owner answers (asking the replicas it lacks).
+    op.best.Clear();
+    op.best.set_code(wire::UNAVAILABLE);
+    op.best.set_error("the key's owner did not answer and the replicas asked hold no record of it");
+  } else if (!op.any) {
     op.best.Clear();
     op.best.set_code(wire::UNAVAILABLE);
     op.best.set_error(op.keep_owner ? "the owner " + ctx_.self().addr +
