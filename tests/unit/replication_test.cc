@@ -257,15 +257,7 @@ TEST(ReplicationTest, AnOwnerWithoutACopyWhoseReplicasDoNotAnswerNeverSaysNotFou
   const std::string other = ring[(first + 3) % ring.size()].second;
 
   SimNetwork net(Net(11));
-  for (int i = 1; i <= 4; ++i) {
-    NodeConfig c = ReplicatedConfig();
-    // The coordinator waits longer for the owner than the owner waits for its replicas, so
-    // that the owner's answer, not the coordinator's fall-back read, decides.
-    if (Addr(i) == other) c.rpc_timeout_ms = 2000;
-    net.AddNode(Addr(i), c, i == 1 ? "" : Addr(1));
-    net.RunFor(300);
-  }
-  net.RunFor(5000);
+  StartRing(net, 4);
   auto put = Put(net, owner, k, "acknowledged");
   ASSERT_TRUE(put && put->code() == wire::OK);
   net.RunFor(3000);

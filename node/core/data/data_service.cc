@@ -207,7 +207,7 @@ void DataService::OnForwarded(uint64_t id, const wire::Envelope* response) {
 
 void DataService::OnDataDone(OpRef ref, wire::DataResponse&& response) {
   if (ops_.count(ref.id) == 0) return;
-  // A read of the copies that found none to answer: try again.
+  // A read of the copies that found none to answer, or no record: try again.
   if (ref.step == kReplicas && response.code() == wire::UNAVAILABLE) {
     return Retry(ref.id, response.error());
   }
@@ -251,7 +251,8 @@ void DataService::OnAnswer(uint64_t id, wire::DataResponse&& response) {
   if (response.code() == wire::UNAVAILABLE && op.request.has_get() && !ReadsSeveral(op.request)) {
     // The owner could not answer a read at `one` (it holds no copy and none of its replicas
     // answered, or its store failed): reads are idempotent, so it is tried again until the
-    // deadline, by when the ring may have noticed a crash or handed the key over.
+    // deadline, by when the ring may have noticed a crash or handed the key over. (A store
+    // failure at an owner serving its own client's get directly is answered at once.)
     return Retry(id, response.error());
   }
   if (response.code() != wire::NOT_OWNER && response.code() != wire::SHUTTING_DOWN) {

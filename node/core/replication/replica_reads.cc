@@ -1,5 +1,6 @@
 #include "node/core/replication/replica_reads.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "protocol/messages.h"
@@ -21,7 +22,7 @@ void ReplicaReads::ReadFallback(const std::string& key, const std::vector<NodeRe
   }
   const uint64_t id = next_id_++;
   ops_[id].requester = requester;
-  Ask(id, key, holders);
+  Ask(id, key, holders, ctx_.config.rpc_timeout_ms);
 }
 
 void ReplicaReads::ReadMiss(const std::string& key, wire::DataResponse not_found, OpRef requester) {
@@ -36,14 +37,17 @@ void ReplicaReads::ReadMiss(const std::string& key, wire::DataResponse not_found
   // would be a guess (Finish answers UNAVAILABLE, and the coordinator tries again).
   op.any = false;
   op.best = std::move(not_found);
-  Ask(id, key, targets);
+  // Half an RPC timeout: a coordinator waits one for this owner's answer, which must reach it
+  // first (silence there would make it suspect a live owner). A replica slower than that
+  // counts as silent, and the read is tried again.
+  Ask(id, key, targets, std::max<uint64_t>(1, ctx_.config.rpc_timeout_ms / 2));
 }
 
-void ReplicaReads::Ask(uint64_t id, const std::string& key, const std::vector<NodeRef>& holders) {
+void ReplicaReads::Ask(uint64_t id, const std::string& key, const std::vector<NodeRef>& holders,
+                       uint64_t timeout_ms) {
   ops_[id].pending = holders.size();
   for (const NodeRef& h : holders) {
-    ctx_.out.Send(h, msg::ReplicaGet(key), ctx_.config.rpc_timeout_ms,
-                  OpRef{OpKind::kReplicaRead, kRead, 0, id});
+    ctx_.out.Send(h, msg::ReplicaGet(key), timeout_ms, OpRef{OpKind::kReplicaRead, kRead, 0, id});
   }
 }
 

@@ -1,11 +1,12 @@
 // ReplicaReads: reading the copies of a key on the members of its replica set. A fall-back read
 // asks the holders after an owner that did not answer, in parallel, and answers with the newest
-// version among them (a tombstone is a NOT_FOUND with a version); if none answered, the answer
-// is UNAVAILABLE with the reason. A miss read is the owner's own: it holds no record of the key
-// (a new owner whose hand-over was partial), so it asks its replicas and answers with the newest
-// version they hold (NOT_FOUND if they hold none), or UNAVAILABLE if none of them answered. The
-// answers to a quorum read's repairs (OpKind::kRepair) are counted here. Each read is a ReadOp
-// owned here; answers go to the requester's OpRef. The node's thread only.
+// version among them (a tombstone is a NOT_FOUND with a version); if none answered, or none
+// holds any record of the key (the holders may be stale or new), the answer is UNAVAILABLE with
+// the reason. A miss read is the owner's own: it holds no record of the key (a new owner whose
+// hand-over was partial), so it asks its replicas and answers with the newest version they hold
+// (NOT_FOUND if they hold none), or UNAVAILABLE if none of them answered. The answers to a
+// quorum read's repairs (OpKind::kRepair) are counted here. Each read is a ReadOp owned here;
+// answers go to the requester's OpRef. The node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 #define CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 
@@ -40,7 +41,8 @@ class ReplicaReads {
     wire::DataResponse best;
   };
 
-  void Ask(uint64_t id, const std::string& key, const std::vector<NodeRef>& holders);
+  void Ask(uint64_t id, const std::string& key, const std::vector<NodeRef>& holders,
+           uint64_t timeout_ms);
   void Finish(uint64_t id);
 
   NodeContext& ctx_;
