@@ -58,6 +58,21 @@ std::set<std::string> ExpectedHolders(const std::string& key,
   return out;
 }
 
+// The addresses of `addrs` clockwise from the owner of `key` (the first id at or after
+// SHA-1(key)), from the sorted ids: the owner first, then its replicas, and so on.
+std::vector<std::string> ClockwiseFromOwner(const std::string& key,
+                                            const std::vector<std::string>& addrs) {
+  std::vector<std::pair<Id, std::string>> ring;
+  for (const auto& a : addrs) ring.emplace_back(Id::Sha1(a), a);
+  std::sort(ring.begin(), ring.end());
+  auto it =
+      std::lower_bound(ring.begin(), ring.end(), std::make_pair(Id::Sha1(key), std::string()));
+  const size_t first = static_cast<size_t>(it - ring.begin()) % ring.size();
+  std::vector<std::string> out;
+  for (size_t j = 0; j < ring.size(); ++j) out.push_back(ring[(first + j) % ring.size()].second);
+  return out;
+}
+
 // key -> addresses whose store holds a live record for it.
 std::map<std::string, std::set<std::string>> LiveHolders(SimNetwork& net) {
   std::map<std::string, std::set<std::string>> out;
@@ -224,13 +239,8 @@ TEST(ReplicationTest, AGetAtConsistencyOneSentToItsOwnerTouchesNoOtherNode) {
     ++sent;
     return 0;
   });
-  std::vector<std::pair<Id, std::string>> ring;
-  for (const auto& a : addrs) ring.emplace_back(Id::Sha1(a), a);
-  std::sort(ring.begin(), ring.end());
   for (const auto& k : keys) {
-    auto it =
-        std::lower_bound(ring.begin(), ring.end(), std::make_pair(Id::Sha1(k), std::string()));
-    const std::string owner = (it == ring.end() ? ring.front() : *it).second;
+    const std::string owner = ClockwiseFromOwner(k, addrs)[0];
     auto r = Get(net, owner, k);
     ASSERT_TRUE(r) << k;
     EXPECT_EQ(r->code(), wire::OK) << k << ": " << r->error();
@@ -246,15 +256,10 @@ TEST(ReplicationTest, AnOwnerWithoutACopyWhoseReplicasDoNotAnswerNeverSaysNotFou
   // tries again until the replicas answer.
   const std::string k = "the-key";
   // The owner and its replicas from the sorted ids; the fourth node holds no copy.
-  std::vector<std::pair<Id, std::string>> ring;
-  for (int i = 1; i <= 4; ++i) ring.emplace_back(Id::Sha1(Addr(i)), Addr(i));
-  std::sort(ring.begin(), ring.end());
-  auto it = std::lower_bound(ring.begin(), ring.end(), std::make_pair(Id::Sha1(k), std::string()));
-  const size_t first = static_cast<size_t>(it - ring.begin()) % ring.size();
-  const std::string owner = ring[first].second;
-  const std::set<std::string> replicas = {ring[(first + 1) % ring.size()].second,
-                                          ring[(first + 2) % ring.size()].second};
-  const std::string other = ring[(first + 3) % ring.size()].second;
+  const auto order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4)});
+  const std::string owner = order[0];
+  const std::set<std::string> replicas = {order[1], order[2]};
+  const std::string other = order[3];
 
   SimNetwork net(Net(11));
   StartRing(net, 4);
@@ -299,15 +304,11 @@ TEST(ReplicationTest, AFallBackReadWhoseHoldersHoldNoRecordIsNotTakenForNotFound
   // a record proves nothing, so the coordinator tries again until the ring has noticed and
   // the new owner finds a copy.
   const std::string k = "the-key";
-  std::vector<std::pair<Id, std::string>> ring;
-  for (int i = 1; i <= 4; ++i) ring.emplace_back(Id::Sha1(Addr(i)), Addr(i));
-  std::sort(ring.begin(), ring.end());
-  auto it = std::lower_bound(ring.begin(), ring.end(), std::make_pair(Id::Sha1(k), std::string()));
-  const size_t first = static_cast<size_t>(it - ring.begin()) % ring.size();
-  const std::string owner = ring[first].second;
-  const std::string r1 = ring[(first + 1) % ring.size()].second;
-  const std::string r2 = ring[(first + 2) % ring.size()].second;
-  const std::string other = ring[(first + 3) % ring.size()].second;  // the owner's predecessor
+  const auto order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4)});
+  const std::string owner = order[0];
+  const std::string r1 = order[1];
+  const std::string r2 = order[2];
+  const std::string other = order[3];  // the owner's predecessor
 
   SimNetwork net(Net(12));
   NodeConfig c = ReplicatedConfig();
