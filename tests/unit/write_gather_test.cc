@@ -1,7 +1,10 @@
 // WriteGather with real TcpConnections on 127.0.0.1: frames written in one turn of the loop
 // wait until the turn ends and then arrive whole and in order; a turn that gathers more than
 // the bound goes out at once; a reply written just before a close still reaches the peer. The
-// peer is a plain socket read by the test, so what it sees is what went on the wire.
+// peer is a plain socket read by the test, so what it sees is what went on the wire. Over
+// mutual TLS (member certificates scripts/certs.sh makes for the run's port), a turn's
+// gathered frames and envelopes are encrypted together and reach an accepted TcpConnection
+// whole and in order.
 #include "node/runtime/write_gather.h"
 
 #include <arpa/inet.h>
@@ -16,11 +19,17 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "node/runtime/tcp_connection.h"
+#include "node/runtime/tcp_listener.h"
 #include "protocol/frame.h"
+#include "protocol/tls_context.h"
 
 namespace chord {
 namespace {
@@ -306,6 +315,191 @@ TEST_F(SmallQueueTest, AnEnvelopePastTheQueueBoundClosesTheConnectionWithoutIt) 
   // What fit was gathered before the close and goes out with it (the socket takes 6 KiB at
   // once); the frame past the bound never.
   EXPECT_EQ(peer_.Frames(), (std::vector<uint64_t>{0, 1}));
+}
+
+// ---- over mutual TLS ----
+
+// Runs a shell command; true when it exits 0 (its output is dropped).
+bool Succeeds(const std::string& command) {
+  return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+// A port on 127.0.0.1 that was free a moment ago (the kernel chose it).
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+// A listener and a dialed connection between two members over mutual TLS, both gathering
+// their writes: the dialer is "127.0.0.1:4001" by its certificate, the listener the run's
+// address. The accepted end records the request ids of the frames it receives.
+class TlsWriteGatherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!Succeeds("command -v openssl")) GTEST_SKIP() << "the openssl command is missing";
+    std::string dir = (std::filesystem::temp_directory_path() / "chord_gather_tls_XXXXXX");
+    ASSERT_NE(mkdtemp(dir.data()), nullptr);
+    dir_ = dir;
+    const int port = FreePort();
+    ASSERT_GT(port, 0);
+    listen_addr_ = "127.0.0.1:" + std::to_string(port);
+    const std::string script = "bash '" + std::string(CHORD_SOURCE_DIR) + "/scripts/certs.sh' ";
+    for (const std::string& args : {"ca '" + dir_ + "'", "member '" + dir_ + "' " + listen_addr_,
+                                    "member '" + dir_ + "' 127.0.0.1:4001"}) {
+      ASSERT_TRUE(Succeeds(script + args)) << "certs.sh " << args << " failed";
+    }
+    server_tls_ = Context("member-127.0.0.1_" + std::to_string(port));
+    client_tls_ = Context("member-127.0.0.1_4001");
+    ASSERT_NE(server_tls_, nullptr);
+    ASSERT_NE(client_tls_, nullptr);
+
+    ASSERT_EQ(uv_loop_init(&loop_), 0);
+    loop_open_ = true;
+    ASSERT_TRUE(gather_.Start(&loop_).ok());
+    sockaddr_in addr{};
+    ASSERT_EQ(uv_ip4_addr("127.0.0.1", port, &addr), 0);
+    auto listener = TcpListener::Listen(
+        &loop_, addr, listen_addr_, [this](uv_stream_t* server) { OnAccept(server); },
+        [](const std::string& error) { ADD_FAILURE() << error; });
+    ASSERT_TRUE(listener.ok()) << listener.status().ToString();
+    listener_ = listener.value();
+    std::string error;
+    dialed_ =
+        TcpConnection::Connect(&loop_, addr, listen_addr_, 1, Options(client_tls_.get()), &error);
+    ASSERT_NE(dialed_, nullptr) << error;
+    dialed_->SetCallbacks([](TcpConnection*, wire::Envelope&&) {},
+                          [this](TcpConnection*, const Status& why) {
+                            dialed_close_ = why;
+                            dialed_ = nullptr;
+                          });
+    ASSERT_TRUE(RunUntil([this] {
+      return dialed_ != nullptr && dialed_->peer_identity() != nullptr && accepted_ != nullptr &&
+             accepted_->peer_identity() != nullptr;
+    })) << "no TLS handshake: "
+        << dialed_close_.ToString();
+  }
+
+  void TearDown() override {
+    if (!loop_open_) {
+      if (!dir_.empty()) std::filesystem::remove_all(dir_);
+      return;
+    }
+    if (dialed_ != nullptr) dialed_->Close();
+    if (accepted_ != nullptr) accepted_->Close();
+    if (listener_ != nullptr) listener_->Close();
+    gather_.Close();
+    for (int i = 0; i < 100 && uv_run(&loop_, UV_RUN_NOWAIT) != 0; ++i) {
+    }
+    EXPECT_EQ(uv_loop_close(&loop_), 0);
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::unique_ptr<TlsContext> Context(const std::string& base) const {
+    auto ctx = TlsContext::Create(
+        TlsFiles{dir_ + "/" + base + ".pem", dir_ + "/" + base + ".key", dir_ + "/ca.pem"});
+    EXPECT_TRUE(ctx.ok()) << ctx.status().ToString();
+    return ctx.ok() ? std::move(ctx).value() : nullptr;
+  }
+  TcpConnection::Options Options(const TlsContext* tls) {
+    TcpConnection::Options options;
+    options.tls = tls;
+    options.gather = &gather_;
+    return options;
+  }
+  void OnAccept(uv_stream_t* server) {
+    std::string error;
+    TcpConnection* conn = TcpConnection::Accept(server, 2, Options(server_tls_.get()), &error);
+    ASSERT_NE(conn, nullptr) << error;
+    ASSERT_EQ(accepted_, nullptr) << "a second connection";
+    accepted_ = conn;
+    conn->SetCallbacks(
+        [this](TcpConnection*, wire::Envelope&& e) { received_.push_back(e.request_id()); },
+        [this](TcpConnection*, const Status&) { accepted_ = nullptr; });
+  }
+
+  // Turns of the loop until `done`: at most 5 s and 10,000 turns. A turn waits for I/O at
+  // most 1 ms (a repeating timer wakes it), so a peer that goes silent cannot block the test.
+  template <typename Done>
+  bool RunUntil(Done done) {
+    uv_timer_t tick;
+    uv_timer_init(&loop_, &tick);
+    uv_timer_start(
+        &tick, [](uv_timer_t*) {}, 1, 1);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    bool ok = false;
+    for (int turn = 0; turn < 10'000 && std::chrono::steady_clock::now() < end; ++turn) {
+      if ((ok = done())) break;
+      uv_run(&loop_, UV_RUN_ONCE);
+    }
+    uv_close(reinterpret_cast<uv_handle_t*>(&tick), nullptr);
+    uv_run(&loop_, UV_RUN_NOWAIT);  // the close callback: `tick` must outlive it
+    return ok || done();
+  }
+
+  std::string dir_;
+  std::string listen_addr_;
+  std::unique_ptr<TlsContext> server_tls_, client_tls_;
+  uv_loop_t loop_{};
+  bool loop_open_ = false;
+  WriteGather gather_;
+  TcpListener* listener_ = nullptr;
+  TcpConnection* dialed_ = nullptr;
+  TcpConnection* accepted_ = nullptr;
+  Status dialed_close_;
+  std::vector<uint64_t> received_;
+};
+
+TEST_F(TlsWriteGatherTest, BothEndsKnowTheOtherMemberByItsCertificate) {
+  EXPECT_EQ(dialed_->peer_identity()->role, Sender::Role::kMember);
+  EXPECT_EQ(dialed_->peer_identity()->member_addr, listen_addr_);
+  EXPECT_EQ(accepted_->peer_identity()->role, Sender::Role::kMember);
+  EXPECT_EQ(accepted_->peer_identity()->member_addr, "127.0.0.1:4001");
+}
+
+TEST_F(TlsWriteGatherTest, FramesAndEnvelopesOfOneTurnArriveWholeAndInOrder) {
+  WriteMixed(dialed_, 60, 3);
+  ASSERT_TRUE(RunUntil([this] { return received_.size() >= 60; }));
+  EXPECT_EQ(received_, Ids(60));
+  // The next turn's follow them on the same session.
+  for (uint64_t i = 60; i < 70; ++i) {
+    bool too_large = true;
+    ASSERT_TRUE(dialed_->WriteEnvelope(Envelope(i), kDefaultMaxFrameBytes, &too_large));
+  }
+  ASSERT_TRUE(RunUntil([this] { return received_.size() >= 70; }));
+  EXPECT_EQ(received_, Ids(70));
+  EXPECT_NE(dialed_, nullptr);
+  EXPECT_NE(accepted_, nullptr);
+}
+
+TEST_F(TlsWriteGatherTest, EnvelopesPastTheBoundArriveInOrder) {
+  // 300 envelopes of about 1 KiB in one turn: past the 256 KiB a turn gathers, so some are
+  // encrypted and written before the turn ends, the rest at its end.
+  for (uint64_t i = 0; i < 300; ++i) {
+    bool too_large = true;
+    ASSERT_TRUE(dialed_->WriteEnvelope(Envelope(i, 1024), kDefaultMaxFrameBytes, &too_large));
+    ASSERT_FALSE(too_large);
+  }
+  ASSERT_TRUE(RunUntil([this] { return received_.size() >= 300; }));
+  EXPECT_EQ(received_, Ids(300));
+}
+
+TEST_F(TlsWriteGatherTest, AnEnvelopeOverTheFrameLimitIsNotSentAndTheSessionGoesOn) {
+  bool too_large = false;
+  EXPECT_FALSE(dialed_->WriteEnvelope(Envelope(0, 2048), /*max_frame_bytes=*/1024, &too_large));
+  EXPECT_TRUE(too_large);
+  ASSERT_TRUE(dialed_->WriteEnvelope(Envelope(1, 10), 1024, &too_large));
+  ASSERT_TRUE(RunUntil([this] { return !received_.empty(); }));
+  EXPECT_EQ(received_, std::vector<uint64_t>{1});
 }
 
 }  // namespace
