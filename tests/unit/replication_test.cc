@@ -41,23 +41,6 @@ NodeConfig ReplicatedConfig() {
   return c;
 }
 
-// The addresses that must hold `key`: its owner (first id at or after SHA-1(key)) and the
-// next R-1 nodes clockwise, from the sorted ids of `addrs` (all of them when fewer than R).
-std::set<std::string> ExpectedHolders(const std::string& key,
-                                      const std::vector<std::string>& addrs) {
-  std::vector<std::pair<Id, std::string>> ring;
-  for (const auto& a : addrs) ring.emplace_back(Id::Sha1(a), a);
-  std::sort(ring.begin(), ring.end());
-  const Id k = Id::Sha1(key);
-  size_t i = 0;
-  while (i < ring.size() && ring[i].first < k) ++i;
-  std::set<std::string> out;
-  for (size_t j = 0; j < std::min<size_t>(kReplicas, ring.size()); ++j) {
-    out.insert(ring[(i + j) % ring.size()].second);
-  }
-  return out;
-}
-
 // The addresses of `addrs` clockwise from the owner of `key` (the first id at or after
 // SHA-1(key)), from the sorted ids: the owner first, then its replicas, and so on.
 std::vector<std::string> ClockwiseFromOwner(const std::string& key,
@@ -71,6 +54,15 @@ std::vector<std::string> ClockwiseFromOwner(const std::string& key,
   std::vector<std::string> out;
   for (size_t j = 0; j < ring.size(); ++j) out.push_back(ring[(first + j) % ring.size()].second);
   return out;
+}
+
+// The addresses that must hold `key`: its owner and the next R-1 nodes clockwise, from the
+// sorted ids of `addrs` (all of them when fewer than R).
+std::set<std::string> ExpectedHolders(const std::string& key,
+                                      const std::vector<std::string>& addrs) {
+  std::vector<std::string> order = ClockwiseFromOwner(key, addrs);
+  order.resize(std::min<size_t>(kReplicas, order.size()));
+  return std::set<std::string>(order.begin(), order.end());
 }
 
 // key -> addresses whose store holds a live record for it.

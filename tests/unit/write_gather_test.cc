@@ -325,22 +325,9 @@ bool Succeeds(const std::string& command) {
   return std::system((command + " >/dev/null 2>&1").c_str()) == 0;
 }
 
-// A port on 127.0.0.1 that was free a moment ago (the kernel chose it).
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
+// A port on 127.0.0.1 that was free a moment ago: a Peer's, closed again (0 if it could not
+// listen).
+int FreePort() { return ntohs(Peer().addr().sin_port); }
 
 // A listener and a dialed connection between two members over mutual TLS, both gathering
 // their writes: the listener is the run's address by its certificate, the dialer

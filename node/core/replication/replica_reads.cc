@@ -1,6 +1,7 @@
 #include "node/core/replication/replica_reads.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "protocol/messages.h"
@@ -79,21 +80,23 @@ void ReplicaReads::OnRpc(OpRef ref, const wire::Envelope* response) {
 void ReplicaReads::Finish(uint64_t id) {
   ReadOp op = std::move(ops_[id]);
   ops_.erase(id);
+  std::string unavailable;  // why the answer is UNAVAILABLE, if it is
   if (op.any && !op.keep_owner && op.best.code() == wire::NOT_FOUND && op.best.version() == 0) {
     // A fall-back read asks the holders named by a lookup that reached a dead or departed
     // owner: they may be stale, or new members that were not handed the key yet. That none of
     // them holds a record (not even a tombstone) proves nothing: the coordinator tries again,
     // and once the ring has noticed, the new owner answers (asking the replicas it lacks).
-    op.best.Clear();
-    op.best.set_code(wire::UNAVAILABLE);
-    op.best.set_error("the key's owner did not answer and the replicas asked hold no record of it");
+    unavailable = "the key's owner did not answer and the replicas asked hold no record of it";
   } else if (!op.any) {
+    unavailable = op.keep_owner ? "the owner " + ctx_.self().addr +
+                                      " holds no copy of the key and none of its replicas "
+                                      "answered; retry"
+                                : "neither the key's owner nor its replicas answered";
+  }
+  if (!unavailable.empty()) {
     op.best.Clear();
     op.best.set_code(wire::UNAVAILABLE);
-    op.best.set_error(op.keep_owner ? "the owner " + ctx_.self().addr +
-                                          " holds no copy of the key and none of its replicas "
-                                          "answered; retry"
-                                    : "neither the key's owner nor its replicas answered");
+    op.best.set_error(std::move(unavailable));
   }
   ctx_.completions.Post(op.requester, std::move(op.best));
 }
