@@ -6,7 +6,7 @@
 #ifndef CHORD_NODE_CORE_COMPLETIONS_H_
 #define CHORD_NODE_CORE_COMPLETIONS_H_
 
-#include <deque>
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <variant>
@@ -40,15 +40,22 @@ class Completions {
     if (to.kind == OpKind::kNone) return;
     queue_.push_back(Completion{to, std::move(outcome)});
   }
-  bool empty() const { return queue_.empty(); }
+  bool empty() const { return head_ == queue_.size(); }
   Completion Take() {
-    Completion c = std::move(queue_.front());
-    queue_.pop_front();
+    Completion c = std::move(queue_[head_]);
+    if (++head_ == queue_.size()) {
+      // Drained: the vector keeps its capacity, so a step's completions allocate nothing.
+      queue_.clear();
+      head_ = 0;
+    }
     return c;
   }
 
  private:
-  std::deque<Completion> queue_;
+  // A FIFO: taken from head_ on, appended at the end. (A std::deque of these large elements
+  // allocated a block for every one.)
+  std::vector<Completion> queue_;
+  size_t head_ = 0;
 };
 
 }  // namespace chord
