@@ -90,6 +90,7 @@ class ScriptRunner {
       sent_.clear();
       replies_.clear();
       lookups_.clear();
+      records_ = 0;
       now_ = Clock{1'000'000, 1'800'000'000'000};
       return;
     }
@@ -152,6 +153,7 @@ class ScriptRunner {
 
   // Keys key-1 .. key-n, stored as they would be after earlier writes.
   void Records(int n) {
+    records_ = n;
     for (int i = 1; i <= n; ++i) {
       wire::Record r;
       r.set_key("key-" + std::to_string(i));
@@ -246,6 +248,18 @@ class ScriptRunner {
       e = msg::Leave(sender, pred, List(f, "succ"));
     } else if (type == "get_state") {
       e = msg::GetState();
+    } else if (type == "get") {
+      // A client's get of the first stored key whose id lies in (P, Q] for in=P,Q.
+      const std::vector<std::string> arc = Split(f.count("in") != 0 ? f.at("in") : "", ',');
+      ASSERT_EQ(arc.size(), 2u) << Where() << ": a get needs in=P,Q";
+      std::string key;
+      for (int i = 1; i <= records_ && key.empty(); ++i) {
+        const std::string k = "key-" + std::to_string(i);
+        if (Id::InHalfOpen(Id::Sha1(k), L().Point(arc[0]), L().Point(arc[1]))) key = k;
+      }
+      ASSERT_FALSE(key.empty()) << Where() << ": no stored key in (" << arc[0] << ", " << arc[1]
+                                << "]; store more with `records`";
+      e = msg::Get(key);
     } else {
       FAIL() << Where() << ": unknown request " << type;
     }
@@ -269,6 +283,7 @@ class ScriptRunner {
   int cases_ = 0;
   Clock now_;
   uint64_t next_request_id_ = 0;
+  int records_ = 0;  // keys key-1 .. key-records_ are stored
   std::unique_ptr<MemoryStore> memory_;
   std::unique_ptr<LedgerStore> store_;  // writes to it keep the node's ledger right
   std::unique_ptr<ChordNode> node_;
@@ -284,6 +299,11 @@ void ScriptRunner::Expect(const std::vector<std::string>& w) {
       return BodyName(s.envelope) == w[2] && s.to == w[4];
     });
     EXPECT_TRUE(found) << Where() << ": no pending " << w[2] << " to " << w[4];
+  } else if (what == "no" && w[2] == "reply") {
+    for (const Ready::Reply& r : replies_) {
+      EXPECT_FALSE(BodyName(r.envelope) == w[3] && r.to == TokenOf(w[5]))
+          << Where() << ": a " << w[3] << " reply to " << w[5];
+    }
   } else if (what == "no") {
     for (const Sent& s : sent_) {
       EXPECT_NE(BodyName(s.envelope), w[3]) << Where() << ": pending " << w[3] << " to " << s.to;
@@ -328,7 +348,8 @@ TEST_P(NodeScriptTest, Runs) { ScriptRunner(GetParam()).Run(); }
 
 INSTANTIATE_TEST_SUITE_P(Scripts, NodeScriptTest,
                          ::testing::Values("stabilize.txt", "rectify.txt", "leave_notice.txt",
-                                           "join.txt", "lookup.txt", "hand_over.txt"),
+                                           "join.txt", "lookup.txt", "hand_over.txt",
+                                           "owned_reads.txt"),
                          [](const auto& info) {
                            std::string name = info.param;
                            name = name.substr(0, name.find('.'));
