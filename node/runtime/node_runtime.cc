@@ -211,12 +211,6 @@ Clock NodeRuntime::Now() const {
   return c;
 }
 
-void NodeRuntime::Step(size_t i, const std::function<void(ChordNode&, const Clock&)>& input) {
-  if (stopped_ || i >= vnodes_.size()) return;
-  input(*vnodes_[i].node, Now());
-  CarryOut(i, vnodes_[i].node->TakeReady());
-}
-
 void NodeRuntime::CarryOut(size_t i, Ready ready) {
   const std::string& prefix = vnodes_[i].log_prefix;
   for (const Ready::Log& line : ready.logs) {

@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "node/core/chord_node.h"
@@ -166,8 +167,15 @@ class NodeRuntime final {
   };
 
   Clock Now() const;
-  // Feeds vnode i one input, then carries out its Ready.
-  void Step(size_t i, const std::function<void(ChordNode&, const Clock&)>& input);
+  // Feeds vnode i one input, `input(ChordNode&, const Clock&)`, then carries out its Ready.
+  // A template rather than a std::function: the lambda of a request's step captures more
+  // than a std::function holds without allocating.
+  template <typename Input>
+  void Step(size_t i, Input&& input) {
+    if (stopped_ || i >= vnodes_.size()) return;
+    std::forward<Input>(input)(*vnodes_[i].node, Now());
+    CarryOut(i, vnodes_[i].node->TakeReady());
+  }
   void CarryOut(size_t i, Ready ready);
   // Vnode i stopped waiting for these requests: a connection that has been silent since one
   // of them was sent is closed, so that nothing still queued on it reaches the peer late.
