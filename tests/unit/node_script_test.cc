@@ -202,7 +202,8 @@ class ScriptRunner {
     wire::Envelope e;
     if (type == "get_state") {
       auto* r = e.mutable_get_state_resp();
-      L().Node(from).ToWire(r->mutable_self());
+      // self=Y: the answer names another node as the one answering.
+      L().Node(f.count("self") != 0 ? f.at("self") : from).ToWire(r->mutable_self());
       if (f.count("pred") != 0) L().Node(f.at("pred")).ToWire(r->mutable_predecessor());
       for (const NodeRef& n : List(f, "succ")) n.ToWire(r->add_successors());
       r->set_joined(Yes(f, "joined"));
@@ -248,6 +249,10 @@ class ScriptRunner {
       e = msg::Leave(sender, pred, List(f, "succ"));
     } else if (type == "get_state") {
       e = msg::GetState();
+    } else if (type == "merge_hint") {
+      L().Node(f.count("candidate") != 0 ? f.at("candidate") : from)
+          .ToWire(e.mutable_merge_hint()->mutable_candidate());
+      e.mutable_merge_hint()->set_hops_left(1);
     } else if (type == "get") {
       // A client's get of the first stored key whose id lies in (P, Q] for in=P,Q.
       const std::vector<std::string> arc = Split(f.count("in") != 0 ? f.at("in") : "", ',');
@@ -349,7 +354,7 @@ TEST_P(NodeScriptTest, Runs) { ScriptRunner(GetParam()).Run(); }
 INSTANTIATE_TEST_SUITE_P(Scripts, NodeScriptTest,
                          ::testing::Values("stabilize.txt", "rectify.txt", "leave_notice.txt",
                                            "join.txt", "lookup.txt", "hand_over.txt",
-                                           "owned_reads.txt"),
+                                           "owned_reads.txt", "merge.txt"),
                          [](const auto& info) {
                            std::string name = info.param;
                            name = name.substr(0, name.find('.'));

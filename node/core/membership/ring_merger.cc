@@ -53,10 +53,12 @@ void RingMerger::OnRpc(OpRef op, const wire::Envelope* response) {
     return;  // not there (or not a member): nothing to merge with
   }
   // Only what the member says of itself is adopted: an address remembered without its vnode
-  // suffix (a --join seed) answers as vnode 0, a ring position with another id.
+  // suffix (a --join seed) answers as vnode 0, a ring position with another id, but of the
+  // same process. An answer naming another process is not taken: that node never answered
+  // (a member could otherwise make us adopt any address as successor or predecessor).
   const auto& state = response->get_state_resp();
   const auto answered = NodeRef::FromWire(state.self());
-  if (!answered || answered->addr.empty()) return;
+  if (!answered || answered->addr.empty() || !answered->SameProcess(check.candidate)) return;
   if (!(*answered == check.candidate)) book_.Forget(check.candidate);
   book_.Saw(*answered);
   Consider(*answered, check.hops_left, &state);
