@@ -98,6 +98,7 @@ class ScriptRunner {
     ASSERT_NE(node_, nullptr) << Where() << ": no node yet";
     if (w[0] == "routing") return Routing(w);
     if (w[0] == "records") return Records(std::stoi(w[1]));
+    if (w[0] == "record") return RecordIn(fields);
     if (w[0] == "advance") {
       now_.mono_ms += std::stoull(w[1]);
       now_.wall_ms += std::stoull(w[1]);
@@ -131,6 +132,7 @@ class ScriptRunner {
       if (w[i].rfind("R=", 0) == 0) config.replicas = std::stoi(w[i].substr(2));
       if (w[i].rfind("join=", 0) == 0) join.push_back(L().Node(w[i].substr(5)).addr);
       if (w[i].rfind("batch=", 0) == 0) config.transfer_batch_bytes = std::stoul(w[i].substr(6));
+      if (w[i].rfind("ae=", 0) == 0) config.anti_entropy_ms = std::stoull(w[i].substr(3));
     }
     memory_ = std::make_unique<MemoryStore>();
     store_ = std::make_unique<LedgerStore>(memory_.get());
@@ -161,6 +163,22 @@ class ScriptRunner {
       r.set_version(static_cast<uint64_t>(i));
       ASSERT_TRUE(store_->Put(Id::Sha1(r.key()), r).ok());
     }
+  }
+
+  // "record: in=P,Q": the first key key-i whose id lies in (P, Q] is stored.
+  void RecordIn(const std::map<std::string, std::string>& f) {
+    const std::vector<std::string> arc = Split(f.count("in") != 0 ? f.at("in") : "", ',');
+    ASSERT_EQ(arc.size(), 2u) << Where() << ": record needs in=P,Q";
+    for (int i = 1; i <= 100'000; ++i) {
+      wire::Record r;
+      r.set_key("key-" + std::to_string(i));
+      if (!Id::InHalfOpen(Id::Sha1(r.key()), L().Point(arc[0]), L().Point(arc[1]))) continue;
+      r.set_value("v");
+      r.set_version(1);
+      ASSERT_TRUE(store_->Put(Id::Sha1(r.key()), r).ok());
+      return;
+    }
+    FAIL() << Where() << ": no key-i in (" << arc[0] << ", " << arc[1] << "]";
   }
 
   // Takes the node's Ready: requests join the pending ones, replies are kept by token.
@@ -212,6 +230,12 @@ class ScriptRunner {
       r->set_done(Yes(f, "done"));
       for (const NodeRef& n : List(f, "nodes")) n.ToWire(r->add_nodes());
       if (f.count("pred") != 0) L().Node(f.at("pred")).ToWire(r->mutable_predecessor());
+    } else if (type == "replica_set") {
+      auto* r = e.mutable_replica_set_resp();
+      L().Node(from).ToWire(r->mutable_self());
+      r->set_joined(Yes(f, "joined"));
+      if (f.count("pred") != 0) L().Node(f.at("pred")).ToWire(r->mutable_predecessor());
+      for (const NodeRef& n : List(f, "replicas")) n.ToWire(r->add_replicas());
     } else if (type == "ping") {
       e.mutable_ping_resp();
     } else if (type == "transfer") {
@@ -303,7 +327,10 @@ void ScriptRunner::Expect(const std::vector<std::string>& w) {
     const bool found = std::any_of(sent_.begin(), sent_.end(), [&](const Sent& s) {
       return BodyName(s.envelope) == w[2] && s.to == w[4];
     });
-    EXPECT_TRUE(found) << Where() << ": no pending " << w[2] << " to " << w[4];
+    std::string pending;
+    for (const Sent& s : sent_) pending += " " + BodyName(s.envelope) + ">" + s.to;
+    EXPECT_TRUE(found) << Where() << ": no pending " << w[2] << " to " << w[4]
+                       << " (pending:" << pending << ")";
   } else if (what == "no" && w[2] == "reply") {
     for (const Ready::Reply& r : replies_) {
       EXPECT_FALSE(BodyName(r.envelope) == w[3] && r.to == TokenOf(w[5]))
@@ -354,7 +381,7 @@ TEST_P(NodeScriptTest, Runs) { ScriptRunner(GetParam()).Run(); }
 INSTANTIATE_TEST_SUITE_P(Scripts, NodeScriptTest,
                          ::testing::Values("stabilize.txt", "rectify.txt", "leave_notice.txt",
                                            "join.txt", "lookup.txt", "hand_over.txt",
-                                           "owned_reads.txt", "merge.txt"),
+                                           "owned_reads.txt", "merge.txt", "cleanup.txt"),
                          [](const auto& info) {
                            std::string name = info.param;
                            name = name.substr(0, name.find('.'));

@@ -70,12 +70,19 @@ void Cleanup::OnReplicaSet(const wire::Envelope* response) {
   if (!rs.joined() || !pred || !Id::InHalfOpen(key_id_, pred->id, owner_.id)) {
     return Advance(std::nullopt);  // its view is not settled; try next round
   }
-  std::vector<NodeRef> holders{owner_};
+  std::vector<NodeRef> named;
   for (const auto& info : rs.replicas()) {
-    if (auto n = NodeRef::FromWire(info)) holders.push_back(std::move(*n));
+    if (auto n = NodeRef::FromWire(info)) named.push_back(std::move(*n));
   }
-  const bool ours = std::any_of(holders.begin(), holders.end(),
+  const bool ours = owner_.SameProcess(ctx_.self()) ||
+                    std::any_of(named.begin(), named.end(),
                                 [this](const NodeRef& h) { return h.SameProcess(ctx_.self()); });
+  // Holders are counted by process: a set naming one process twice (or a sibling vnode of
+  // the owner) holds fewer copies than it lists.
+  std::vector<NodeRef> holders{owner_};
+  for (NodeRef& n : RingState::DistinctProcesses(named, owner_, named.size())) {
+    holders.push_back(std::move(n));
+  }
   if (ours || static_cast<int>(holders.size()) < policy_.replicas()) {
     // Still ours to hold (or the ring is too small to leave anyone out).
     return Advance(owner_.id);
