@@ -116,7 +116,7 @@ class ScriptRunner {
     }
     if (w[0] == "reply") return Reply(w[1], w[3], fields);
     if (w[0] == "fail") return Fail(w[1], w[3]);
-    if (w[0] == "expect") return Expect(w);
+    if (w[0] == "expect") return Expect(w, fields);
     FAIL() << Where() << ": unknown line " << line;
   }
 
@@ -249,9 +249,27 @@ class ScriptRunner {
     auto sent = TakeSent(type, from);
     ASSERT_TRUE(sent) << Where() << ": no pending " << type << " to " << from;
     wire::Envelope e = Answer(type, from, f);
+    if (type == "replicate") ReplicateAnswer(sent->envelope, f, &e);
     e.set_request_id(sent->envelope.request_id());
     node_->OnResponse(now_, e);
     Drain();
+  }
+
+  // A replica's answer to `request`: OK; tie=yes: it kept a record of the same key and
+  // version from a writer that ranks above every other (which it sends back); refused=N: N
+  // records were outside its limits.
+  static void ReplicateAnswer(const wire::Envelope& request,
+                              const std::map<std::string, std::string>& f, wire::Envelope* e) {
+    auto* r = e->mutable_replicate_resp();
+    r->set_code(wire::OK);
+    if (f.count("refused") != 0) r->set_refused(static_cast<uint32_t>(std::stoul(f.at("refused"))));
+    if (Yes(f, "tie") && request.replicate().records_size() > 0) {
+      wire::Record kept = request.replicate().records(0);
+      kept.set_writer(std::string(20, '\xff'));
+      kept.set_value("kept");
+      r->set_newer_version(kept.version());
+      *r->add_newer() = std::move(kept);
+    }
   }
 
   void Fail(const std::string& type, const std::string& to) {
@@ -277,18 +295,44 @@ class ScriptRunner {
       L().Node(f.count("candidate") != 0 ? f.at("candidate") : from)
           .ToWire(e.mutable_merge_hint()->mutable_candidate());
       e.mutable_merge_hint()->set_hops_left(1);
-    } else if (type == "get") {
-      // A client's get of the first stored key whose id lies in (P, Q] for in=P,Q.
+    } else if (type == "replicate") {
+      // One record key=K, as an owner sends a write; version=future: a day ahead of our clock.
+      wire::Record rec;
+      rec.set_key(f.count("key") != 0 ? f.at("key") : "k");
+      rec.set_value("v");
+      rec.set_writer(sender.id.ToBytes());
+      const bool future = f.count("version") != 0 && f.at("version") == "future";
+      rec.set_version(future ? (now_.wall_ms + 86'400'000) << 16 : now_.wall_ms << 16);
+      e = msg::ReplicateOne(sender, rec);
+    } else if (type == "get" || type == "put") {
+      // The first stored key whose id lies in (P, Q] for in=P,Q.
       const std::vector<std::string> arc = Split(f.count("in") != 0 ? f.at("in") : "", ',');
-      ASSERT_EQ(arc.size(), 2u) << Where() << ": a get needs in=P,Q";
-      std::string key;
-      for (int i = 1; i <= records_ && key.empty(); ++i) {
-        const std::string k = "key-" + std::to_string(i);
-        if (Id::InHalfOpen(Id::Sha1(k), L().Point(arc[0]), L().Point(arc[1]))) key = k;
+      ASSERT_EQ(arc.size(), 2u) << Where() << ": a " << type << " needs in=P,Q";
+      int found = 0;
+      for (int i = 1; i <= records_ && found == 0; ++i) {
+        if (Id::InHalfOpen(Id::Sha1("key-" + std::to_string(i)), L().Point(arc[0]),
+                           L().Point(arc[1]))) {
+          found = i;
+        }
       }
-      ASSERT_FALSE(key.empty()) << Where() << ": no stored key in (" << arc[0] << ", " << arc[1]
-                                << "]; store more with `records`";
-      e = msg::Get(key);
+      ASSERT_NE(found, 0) << Where() << ": no stored key in (" << arc[0] << ", " << arc[1]
+                          << "]; store more with `records`";
+      const std::string key = "key-" + std::to_string(found);
+      if (type == "get") {
+        e = msg::Get(key);
+      } else {
+        // A coordinator's direct put: version=same stamps it with the stored record's
+        // version (key-i holds version i, no writer), writer=Y names Y's id as the writer.
+        e = msg::AsDirect(msg::Put(key, "new"));
+        auto* put = e.mutable_put();
+        if (f.count("version") != 0) {
+          put->set_version(f.at("version") == "same" ? static_cast<uint64_t>(found)
+                                                     : std::stoull(f.at("version")));
+        }
+        if (f.count("writer") != 0) put->set_writer(L().Node(f.at("writer")).id.ToBytes());
+        if (f.count("level") != 0 && f.at("level") == "all")
+          put->set_consistency(wire::CONSISTENCY_ALL);
+      }
     } else {
       FAIL() << Where() << ": unknown request " << type;
     }
@@ -304,7 +348,7 @@ class ScriptRunner {
     return static_cast<ReplyToken>(letter[0] - 'A' + 1);
   }
 
-  void Expect(const std::vector<std::string>& w);
+  void Expect(const std::vector<std::string>& w, const std::map<std::string, std::string>& f);
 
   std::string file_;
   std::string case_;
@@ -321,7 +365,8 @@ class ScriptRunner {
   std::vector<Result<LookupResult>> lookups_;
 };
 
-void ScriptRunner::Expect(const std::vector<std::string>& w) {
+void ScriptRunner::Expect(const std::vector<std::string>& w,
+                          const std::map<std::string, std::string>& f) {
   const std::string what = w[1];
   if (what == "send") {
     const bool found = std::any_of(sent_.begin(), sent_.end(), [&](const Sent& s) {
@@ -345,6 +390,39 @@ void ScriptRunner::Expect(const std::vector<std::string>& w) {
       return BodyName(r.envelope) == w[2] && r.to == TokenOf(w[4]);
     });
     EXPECT_TRUE(found) << Where() << ": no " << w[2] << " reply to " << w[4];
+  } else if (what == "replicated") {
+    // "expect replicated to X: stored=N refused=N": the last replicate_resp answer to X.
+    const Ready::Reply* last = nullptr;
+    for (const Ready::Reply& r : replies_) {
+      if (r.envelope.has_replicate_resp() && r.to == TokenOf(w[3])) last = &r;
+    }
+    ASSERT_NE(last, nullptr) << Where() << ": no replicate_resp reply to " << w[3];
+    const wire::ReplicateResponse& a = last->envelope.replicate_resp();
+    EXPECT_EQ(a.code(), wire::OK) << Where();
+    for (const auto& [k, v] : f) {
+      if (k == "stored") {
+        EXPECT_EQ(std::to_string(a.stored()), v) << Where();
+      } else if (k == "refused") {
+        EXPECT_EQ(std::to_string(a.refused()), v) << Where();
+      }
+    }
+  } else if (what == "data") {
+    // "expect data to X: code=C superseded=yes|no acks=N": the last data_resp answer to X.
+    const Ready::Reply* last = nullptr;
+    for (const Ready::Reply& r : replies_) {
+      if (r.envelope.has_data_resp() && r.to == TokenOf(w[3])) last = &r;
+    }
+    ASSERT_NE(last, nullptr) << Where() << ": no data_resp reply to " << w[3];
+    const wire::DataResponse& d = last->envelope.data_resp();
+    for (const auto& [k, v] : f) {
+      if (k == "code") {
+        EXPECT_EQ(wire::Code_Name(d.code()), v) << Where() << ": " << d.error();
+      } else if (k == "superseded") {
+        EXPECT_EQ(d.superseded_by() != 0 ? "yes" : "no", v) << Where();
+      } else if (k == "acks") {
+        EXPECT_EQ(std::to_string(d.acks()), v) << Where();
+      }
+    }
   } else if (what == "successors") {
     std::string want;
     for (size_t i = 2; i < w.size(); ++i) want += (want.empty() ? "" : " ") + w[i];
@@ -381,7 +459,8 @@ TEST_P(NodeScriptTest, Runs) { ScriptRunner(GetParam()).Run(); }
 INSTANTIATE_TEST_SUITE_P(Scripts, NodeScriptTest,
                          ::testing::Values("stabilize.txt", "rectify.txt", "leave_notice.txt",
                                            "join.txt", "lookup.txt", "hand_over.txt",
-                                           "owned_reads.txt", "merge.txt", "cleanup.txt"),
+                                           "owned_reads.txt", "merge.txt", "cleanup.txt",
+                                           "owner_writes.txt"),
                          [](const auto& info) {
                            std::string name = info.param;
                            name = name.substr(0, name.find('.'));

@@ -389,6 +389,50 @@ TEST(ReplicationTest, AWriteOutranksANewerVersionLeftOnAReplica) {
   }
 }
 
+// Two coordinators that have not seen each other's stamps stamp two puts of one key in the
+// same millisecond with the same version. The owner keeps one and must not acknowledge the
+// other as stored: it answers it as superseded, its coordinator stamps it again above, and
+// both writes end acknowledged at different versions, the higher one the value every holder
+// keeps. (Before, the second was answered OK at the same version with no copy anywhere.)
+TEST(ReplicationTest, TwoPutsStampedAlikeByTwoCoordinatorsAreBothKeptInVersionOrder) {
+  SimOptions o;
+  o.seed = 3;
+  o.mean_latency_ms = 0;
+  o.min_latency_ms = 1;
+  SimNetwork net(o);
+  auto addrs = StartRing(net, 7);
+  const std::string k = "tied";
+  const auto order = ClockwiseFromOwner(k, addrs);
+  // Two coordinators outside the key's replica set, one request each at the same moment.
+  std::optional<wire::DataResponse> answers[2];
+  int done = 0;
+  const std::string values[2] = {"from-a", "from-b"};
+  for (int i = 0; i < 2; ++i) {
+    wire::Envelope e;
+    e.mutable_put()->set_key(k);
+    e.mutable_put()->set_value(values[i]);
+    net.ClientCall(order[4 + i], std::move(e), 20000,
+                   [&answers, &done, i](const wire::Envelope* r) {
+                     ++done;
+                     if (r != nullptr && r->has_data_resp()) answers[i] = r->data_resp();
+                   });
+  }
+  ASSERT_TRUE(net.RunUntil([&done] { return done == 2; }, 30000));
+  ASSERT_TRUE(answers[0] && answers[1]);
+  ASSERT_EQ(answers[0]->code(), wire::OK) << answers[0]->error();
+  ASSERT_EQ(answers[1]->code(), wire::OK) << answers[1]->error();
+  ASSERT_NE(answers[0]->version(), answers[1]->version())
+      << "two writes acknowledged at one version: only one of them is stored";
+  const int last = answers[0]->version() > answers[1]->version() ? 0 : 1;
+  net.RunFor(3000);
+  for (const auto& h : ExpectedHolders(k, addrs)) {
+    wire::Record rec;
+    ASSERT_TRUE(net.store(h)->Get(Id::Sha1(k), k, &rec).ok()) << h;
+    EXPECT_EQ(rec.value(), values[last]) << h;
+    EXPECT_EQ(rec.version(), answers[last]->version()) << h;
+  }
+}
+
 TEST(ReplicationTest, AntiEntropyRepairsAWipedReplicaAndCostsOneMessageWhenClean) {
   SimNetwork net(Net(6));
   auto addrs = StartRing(net, 5);

@@ -112,8 +112,10 @@ void Cleanup::Drop(const Id& from, const Id& to, std::vector<NodeRef> holders) {
 }
 
 void Cleanup::OnDropped(const wire::Envelope* response) {
+  // A holder that refused a record (outside its limits) does not hold it: ours stays.
   const bool ok = response != nullptr && response->has_replicate_resp() &&
-                  response->replicate_resp().code() == wire::OK;
+                  response->replicate_resp().code() == wire::OK &&
+                  response->replicate_resp().refused() == 0;
   if (ok) ctx_.counters.keys_repaired += response->replicate_resp().stored();
   all_ok_ = all_ok_ && ok;
   if (--pending_ > 0) return;

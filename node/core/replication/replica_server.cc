@@ -28,6 +28,7 @@ void ReplicaServer::HandleReplicate(ReplyToken from, const wire::Envelope& reque
   }
   if (request.replicate().has_hint_for()) return HandleHint(from, request);
   uint32_t stored_count = 0;
+  uint32_t refused = 0;
   const wire::ReplicateRequest& rr = request.replicate();
   // A write of a watched key (one record): keep its changes here too, linked as the owner
   // says, so that a watcher can go on from here if the owner dies.
@@ -51,7 +52,13 @@ void ReplicaServer::HandleReplicate(ReplyToken from, const wire::Envelope& reque
     bool stored = false;
     wire::Record kept;
     Status s = ctx_.records.StoreIfNewer(Id::Sha1(rec.key()), rec, &stored, &kept, link);
-    if (s.code() == Status::Code::kInvalidArgument) continue;  // outside the limits: dropped
+    if (s.code() == Status::Code::kInvalidArgument) {
+      // Outside our limits (a version further ahead of our clock than the skew we allow, a
+      // value over our limit): dropped, and counted in the answer, so that the sender does
+      // not take it for a copy kept here.
+      ++refused;
+      continue;
+    }
     if (!s.ok()) {
       r->set_code(wire::UNAVAILABLE);
       ctx_.Log(LogLevel::kError, "cannot store replicated keys: " + s.message());
@@ -66,6 +73,7 @@ void ReplicaServer::HandleReplicate(ReplyToken from, const wire::Envelope& reque
     }
   }
   r->set_stored(stored_count);
+  r->set_refused(refused);
   ctx_.out.Reply(from, request.request_id(), std::move(reply));
 }
 
@@ -95,8 +103,12 @@ void ReplicaServer::HandleHint(ReplyToken from, const wire::Envelope& request) {
     return ctx_.out.Reply(from, request.request_id(), std::move(reply));
   }
   uint32_t stored_count = 0;
+  uint32_t refused = 0;
   for (const auto& rec : request.replicate().records()) {
-    if (!ctx_.records.RecordProblem(rec).empty()) continue;  // outside the limits: dropped
+    if (!ctx_.records.RecordProblem(rec).empty()) {
+      ++refused;  // outside the limits: dropped, and counted in the answer
+      continue;
+    }
     auto added = hints_.Add(*target, rec);
     if (!added.ok()) {
       r->set_code(wire::UNAVAILABLE);
@@ -114,6 +126,7 @@ void ReplicaServer::HandleHint(ReplyToken from, const wire::Envelope& request) {
     }
   }
   r->set_stored(stored_count);
+  r->set_refused(refused);
   ctx_.out.Reply(from, request.request_id(), std::move(reply));
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "node/core/record_order.h"
 #include "node/core/replication/consistency.h"
 #include "protocol/messages.h"
 
@@ -48,8 +49,10 @@ void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef reques
     return Fail(id, wire::UNAVAILABLE, "the owner could not store the key: " + s.message());
   }
   if (!stored && (kept.version() != w.record.version() || kept.writer() != w.record.writer())) {
-    // A newer write is here already: this one is older and changes nothing.
+    // A newer write is here already, or another write stamped with the same version: this
+    // one changes nothing until the coordinator stamps it again.
     w.superseded_by = kept.version();
+    w.outranked = true;
     return Settle(id);
   }
   ++ctx_.counters.writes_replicated;
@@ -111,7 +114,14 @@ void WriteCoordinator::OnRpc(OpRef op, const wire::Envelope* response) {
   const bool hint = known && w.hint_for[op.index].has_value();
   if (response != nullptr && response->has_replicate_resp()) {
     const auto& r = response->replicate_resp();
-    if (r.code() == wire::OK) {
+    if (r.code() == wire::OK && r.refused() > 0) {
+      // Answered, but not kept: no copy there to count.
+      if (known) {
+        w.failed = (hint ? "the hint holder " : "the replica ") + w.sent_to[op.index].addr +
+                   " refused the record as outside its limits (its clock behind this node's "
+                   "by more than the skew it allows, or lower size limits)";
+      }
+    } else if (r.code() == wire::OK) {
       if (hint) {
         ++w.hinted;
       } else {
@@ -135,10 +145,12 @@ void WriteCoordinator::OnRpc(OpRef op, const wire::Envelope* response) {
 
 void WriteCoordinator::TakeNewer(uint64_t id, const wire::ReplicateResponse& answer) {
   WriteOp& w = ops_[id];
-  if (answer.newer_version() <= w.record.version()) return;
-  w.superseded_by = std::max(w.superseded_by, answer.newer_version());
+  // What the replica kept instead decides, not its version alone: a record of the same
+  // version from a writer that ranks higher outranks this write as a newer version does.
   for (const auto& rec : answer.newer()) {
-    if (rec.key() != w.record.key()) continue;
+    if (rec.key() != w.record.key() || !RecordNewer(rec, w.record)) continue;
+    w.outranked = true;
+    w.superseded_by = std::max(w.superseded_by, rec.version());
     Status s = ctx_.records.StoreIfNewer(w.key_id, rec);
     if (!s.ok()) ctx_.Log(LogLevel::kError, "cannot store a newer copy: " + s.message());
   }
@@ -173,7 +185,7 @@ void WriteCoordinator::Settle(uint64_t id) {
   resp.set_required(w.needed);
   resp.set_version(w.record.version());
   if (w.record.expires_unix_ms() != 0) resp.set_expires_unix_ms(w.record.expires_unix_ms());
-  if (w.superseded_by > w.record.version()) resp.set_superseded_by(w.superseded_by);
+  if (w.outranked) resp.set_superseded_by(w.superseded_by);
   ctx_.self().ToWire(resp.mutable_owner());
   Answer(id, std::move(resp));
 }

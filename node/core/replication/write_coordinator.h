@@ -53,7 +53,11 @@ class WriteCoordinator {
     wire::Record record;
     OpRef requester;
     size_t pending = 0;
-    uint64_t superseded_by = 0;                    // a newer version found here or on a replica
+    uint64_t superseded_by = 0;  // a newer version found here or on a replica
+    // A holder kept a record that outranks this write: a newer version, or the same version
+    // from another writer. The coordinator must stamp it again (superseded_by in the answer),
+    // also when that version equals this write's.
+    bool outranked = false;
     std::string failed;                            // why a replica could not store it
     std::vector<NodeRef> sent_to;                  // by the index of the OpRef of each request
     std::vector<std::optional<NodeRef>> hint_for;  // by index: the member a hint stands for
