@@ -27,6 +27,10 @@ struct NodeConfig {
   // Requests arriving later than their sender's deadline plus this are refused; nodes' wall
   // clocks must agree within it.
   uint64_t max_clock_skew_ms = 2000;
+  // Bytes of data requests (keys, values and a share per request) a node holds while they are
+  // under way; beyond it a request is answered UNAVAILABLE (RequestBudget). Below a member
+  // connection's 64 MiB write queue, so that clients' writes cannot fill one.
+  size_t max_request_bytes_in_flight = 32 << 20;
 
   // Replication (see README "Replication and consistency"). Read only by
   // node/core/replication.

@@ -17,6 +17,7 @@
 #include "node/core/outbox.h"
 #include "node/core/ready.h"
 #include "node/core/record_store.h"
+#include "node/core/request_budget.h"
 #include "node/core/ring_state.h"
 #include "node/core/timers.h"
 #include "node/core/version_clock.h"
@@ -32,6 +33,7 @@ struct NodeContext {
         ring(std::move(self), cfg.successors),
         records(store, &versions, &config, &now, &watches),
         out(&ring.self, &now, &metrics, &counters),
+        requests(cfg.max_request_bytes_in_flight),
         rng(seed) {}
   NodeContext(const NodeContext&) = delete;
   NodeContext& operator=(const NodeContext&) = delete;
@@ -47,6 +49,7 @@ struct NodeContext {
   Outbox out;
   Timers timers;
   Completions completions;
+  RequestBudget requests;
   std::mt19937_64 rng;
 
   const NodeRef& self() const { return ring.self; }

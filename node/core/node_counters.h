@@ -31,12 +31,13 @@ struct NodeCounters {
   uint64_t hints_stored = 0;      // hinted records accepted for another member
   uint64_t hints_delivered = 0;   // ... handed to that member once it answered
   uint64_t hints_refused = 0;     // ... refused because the hint store was full
+  uint64_t requests_shed = 0;     // data requests refused: the node held its limit under way
   uint64_t writes_failed = 0;     // writes that did not reach the replicas they needed
   // Gauges, kept current by the HintStore: hinted records held now and their bytes.
   uint64_t hints_pending = 0;
   uint64_t hint_bytes = 0;
-  uint64_t cas_conflicts = 0;     // conditional writes whose condition did not hold
-  uint64_t keys_expired = 0;      // records turned into tombstones by their TTL
+  uint64_t cas_conflicts = 0;  // conditional writes whose condition did not hold
+  uint64_t keys_expired = 0;   // records turned into tombstones by their TTL
 };
 
 }  // namespace chord

@@ -77,6 +77,7 @@ void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
   d->set_hints_stored(c.hints_stored);
   d->set_hints_delivered(c.hints_delivered);
   d->set_hints_refused(c.hints_refused);
+  d->set_requests_shed(c.requests_shed);
   d->set_writes_failed(c.writes_failed);
   s->set_hints_pending(c.hints_pending);
   s->set_hint_bytes(c.hint_bytes);

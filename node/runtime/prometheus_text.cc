@@ -222,6 +222,9 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
           &NodeCounters::hints_delivered);
   counter("chord_hints_refused_total", "Hinted records refused because the hint store was full.",
           &NodeCounters::hints_refused);
+  counter("chord_requests_shed_total",
+          "Data requests refused because the node held its limit of requests under way.",
+          &NodeCounters::requests_shed);
   per_vnode("chord_hints_pending", "gauge",
             "Hinted records the vnode holds for other members, not yet delivered.",
             [](const VnodeMetricsSample& v) { return v.counters.hints_pending; });

@@ -133,6 +133,9 @@ class ScriptRunner {
       if (w[i].rfind("join=", 0) == 0) join.push_back(L().Node(w[i].substr(5)).addr);
       if (w[i].rfind("batch=", 0) == 0) config.transfer_batch_bytes = std::stoul(w[i].substr(6));
       if (w[i].rfind("ae=", 0) == 0) config.anti_entropy_ms = std::stoull(w[i].substr(3));
+      if (w[i].rfind("budget=", 0) == 0) {
+        config.max_request_bytes_in_flight = std::stoul(w[i].substr(7));
+      }
     }
     memory_ = std::make_unique<MemoryStore>();
     store_ = std::make_unique<LedgerStore>(memory_.get());
@@ -323,7 +326,7 @@ class ScriptRunner {
       } else {
         // A coordinator's direct put: version=same stamps it with the stored record's
         // version (key-i holds version i, no writer), writer=Y names Y's id as the writer.
-        e = msg::AsDirect(msg::Put(key, "new"));
+        e = Yes(f, "routed") ? msg::Put(key, "new") : msg::AsDirect(msg::Put(key, "new"));
         auto* put = e.mutable_put();
         if (f.count("version") != 0) {
           put->set_version(f.at("version") == "same" ? static_cast<uint64_t>(found)
@@ -460,7 +463,7 @@ INSTANTIATE_TEST_SUITE_P(Scripts, NodeScriptTest,
                          ::testing::Values("stabilize.txt", "rectify.txt", "leave_notice.txt",
                                            "join.txt", "lookup.txt", "hand_over.txt",
                                            "owned_reads.txt", "merge.txt", "cleanup.txt",
-                                           "owner_writes.txt"),
+                                           "owner_writes.txt", "request_budget.txt"),
                          [](const auto& info) {
                            std::string name = info.param;
                            name = name.substr(0, name.find('.'));

@@ -60,6 +60,7 @@ nlohmann::json DataCountersJson(const wire::DataCounters& d) {
                         {"hints_stored", d.hints_stored()},
                         {"hints_delivered", d.hints_delivered()},
                         {"hints_refused", d.hints_refused()},
+                        {"requests_shed", d.requests_shed()},
                         {"writes_failed", d.writes_failed()}};
 }
 

@@ -13,13 +13,24 @@ namespace chord {
 
 bool OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
                                 std::optional<Id> key_id, bool decline_miss) {
+  // Refused at once while the node holds its limit of requests under way.
+  if (ctx_.requests.Full()) {
+    ++ctx_.counters.requests_shed;
+    ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.requests.Busy()));
+    return true;
+  }
   const uint64_t id = next_id_++;
   // Most direct requests are answered within Serve (Answer); only one that an operation takes
   // over (a write, a quorum read, a read of the replicas) is remembered until it completes.
   serving_ = Serving{id, Requester{from, request.request_id()}, false, decline_miss, false};
   Serve(request, OpRef{OpKind::kDirect, 0, 0, id}, key_id);
   const bool declined = serving_.declined;
-  if (!serving_.answered && !declined) requesters_[id] = serving_.requester;
+  if (!serving_.answered && !declined) {
+    // Taken over by an operation: charged until it answers.
+    Requester& r = requesters_[id] = serving_.requester;
+    r.held_bytes = RequestBudget::CostOf(request);
+    ctx_.requests.Charge(r.held_bytes);
+  }
   serving_ = Serving{};
   return !declined;
 }
@@ -29,6 +40,7 @@ void OwnerService::OnDataDone(OpRef op, wire::DataResponse&& response) {
   if (it == requesters_.end()) return;
   const Requester r = it->second;
   requesters_.erase(it);
+  ctx_.requests.Release(r.held_bytes);
   ctx_.out.Reply(r.from, r.request_id, msg::Data(std::move(response)));
 }
 

@@ -1,0 +1,56 @@
+// RequestBudget: the bytes of data requests a ChordNode holds while they are under way (a
+// client's request waiting for its key's owner, a direct request waiting for the replicas),
+// so that what peers can make a node hold at once is bounded. A request is charged its key
+// and value and a fixed share for the operation that carries it, from when the node takes it
+// on until it is answered. While the charges reach the limit, new requests are answered
+// UNAVAILABLE at once (so a node holds at most the limit and one request more). Owned by the
+// NodeContext; the DataService and the OwnerService charge it. Not thread-safe.
+#ifndef CHORD_NODE_CORE_REQUEST_BUDGET_H_
+#define CHORD_NODE_CORE_REQUEST_BUDGET_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+
+#include "protocol/chord.pb.h"
+
+namespace chord {
+
+class RequestBudget {
+ public:
+  // What an operation and its bookkeeping hold besides the key and value.
+  static constexpr size_t kPerRequestBytes = 512;
+
+  explicit RequestBudget(size_t limit) : limit_(limit) {}
+
+  // The charge for `request` (a get, put or delete).
+  static size_t CostOf(const wire::Envelope& request) {
+    size_t bytes = kPerRequestBytes;
+    if (request.has_put()) bytes += request.put().key().size() + request.put().value().size();
+    if (request.has_get()) bytes += request.get().key().size();
+    if (request.has_del()) bytes += request.del().key().size();
+    return bytes;
+  }
+  // Whether new requests must be refused.
+  bool Full() const { return held_ >= limit_; }
+  void Charge(size_t bytes) { held_ += bytes; }
+  void Release(size_t bytes) { held_ -= std::min(bytes, held_); }
+  size_t held() const { return held_; }
+  size_t limit() const { return limit_; }
+  // The answer to a request refused while Full.
+  wire::DataResponse Busy() const {
+    wire::DataResponse busy;
+    busy.set_code(wire::UNAVAILABLE);
+    busy.set_error("this node holds " + std::to_string(held_ >> 10) +
+                   " KiB of requests under way, its limit; retry shortly or ask another node");
+    return busy;
+  }
+
+ private:
+  size_t limit_;
+  size_t held_ = 0;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_REQUEST_BUDGET_H_
