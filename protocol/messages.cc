@@ -105,6 +105,13 @@ const std::string& DataKey(const wire::Envelope& request) {
   return kNone;
 }
 
+bool ReadsSeveral(const wire::Envelope& request) {
+  if (!request.has_get()) return false;
+  const auto& get = request.get();
+  return get.required() > 1 || get.consistency() == wire::CONSISTENCY_QUORUM ||
+         get.consistency() == wire::CONSISTENCY_ALL;
+}
+
 bool IsDirect(const wire::Envelope& request) {
   if (request.has_put()) return request.put().direct();
   if (request.has_get()) return request.get().direct();

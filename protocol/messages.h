@@ -38,6 +38,8 @@ wire::Envelope AsDirect(wire::Envelope request);
 // The key of a get, put or delete request; empty for any other body.
 const std::string& DataKey(const wire::Envelope& request);
 bool IsDirect(const wire::Envelope& request);
+// Whether a request is a get that needs several replicas to answer (quorum, all, -r N > 1).
+bool ReadsSeveral(const wire::Envelope& request);
 // The `suspect` of a get, put or delete request (empty when none).
 const std::string& Suspect(const wire::Envelope& request);
 

@@ -33,7 +33,8 @@ struct NodeContext {
         ring(std::move(self), cfg.successors),
         records(store, &versions, &config, &now, &watches),
         out(&ring.self, &now, &metrics, &counters),
-        requests(cfg.max_request_bytes_in_flight),
+        coordinated(cfg.max_request_bytes_in_flight / 2),
+        owned(cfg.max_request_bytes_in_flight / 2),
         rng(seed) {}
   NodeContext(const NodeContext&) = delete;
   NodeContext& operator=(const NodeContext&) = delete;
@@ -49,7 +50,11 @@ struct NodeContext {
   Outbox out;
   Timers timers;
   Completions completions;
-  RequestBudget requests;
+  // Requests under way (RequestBudget), in two halves: those this node coordinates for its
+  // clients (DataService) and those it serves as owner (OwnerService), so that a client's
+  // flood of requests for keys elsewhere does not shut out the node's own range.
+  RequestBudget coordinated;
+  RequestBudget owned;
   std::mt19937_64 rng;
 
   const NodeRef& self() const { return ring.self; }

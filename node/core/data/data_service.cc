@@ -17,12 +17,7 @@ constexpr size_t kMaxSuspects = 256;
 
 // A read that needs several replicas to answer: only the owner can run it (the copies read
 // without the owner answer as consistency one), so it waits for the owner or its successor.
-bool ReadsSeveral(const wire::Envelope& request) {
-  if (!request.has_get()) return false;
-  const auto& get = request.get();
-  return get.required() > 1 || get.consistency() == wire::CONSISTENCY_QUORUM ||
-         get.consistency() == wire::CONSISTENCY_ALL;
-}
+using msg::ReadsSeveral;
 
 }  // namespace
 
@@ -48,15 +43,15 @@ void DataService::HandleRequest(ReplyToken from, wire::Envelope request) {
       owner_.HandleDirect(from, request, key_id, /*decline_miss=*/true)) {
     return;
   }
-  if (ctx_.requests.Full()) {
+  if (ctx_.coordinated.Full()) {
     ++ctx_.counters.requests_shed;
-    return ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.requests.Busy()));
+    return ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.coordinated.Busy()));
   }
   const uint64_t id = next_id_++;
   DataOp& op = ops_[id];
   op.from = from;
   op.held_bytes = RequestBudget::CostOf(request);
-  ctx_.requests.Charge(op.held_bytes);
+  ctx_.coordinated.Charge(op.held_bytes);
   op.request = msg::AsDirect(std::move(request));  // moved: a value can be 1 MiB
   op.key_id = key_id;
   op.deadline_ms = ctx_.now.mono_ms + ctx_.config.data_deadline_ms;
@@ -317,7 +312,7 @@ void DataService::Finish(uint64_t id, wire::DataResponse&& response) {
   DataOp& op = ops_[id];
   response.set_hops(static_cast<uint32_t>(op.hops));
   ctx_.out.Reply(op.from, op.request.request_id(), msg::Data(std::move(response)));
-  ctx_.requests.Release(op.held_bytes);
+  ctx_.coordinated.Release(op.held_bytes);
   ops_.erase(id);
 }
 

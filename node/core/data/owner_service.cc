@@ -13,10 +13,12 @@ namespace chord {
 
 bool OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
                                 std::optional<Id> key_id, bool decline_miss) {
-  // Refused at once while the node holds its limit of requests under way.
-  if (ctx_.requests.Full()) {
+  // While the node holds its limit of requests under way as owner, those that an operation
+  // would take over (writes, reads of several replicas) are refused at once; a plain read is
+  // served (charged only if it must ask the replicas, which answer within an RPC timeout).
+  if (ctx_.owned.Full() && (!request.has_get() || msg::ReadsSeveral(request))) {
     ++ctx_.counters.requests_shed;
-    ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.requests.Busy()));
+    ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.owned.Busy()));
     return true;
   }
   const uint64_t id = next_id_++;
@@ -29,7 +31,7 @@ bool OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
     // Taken over by an operation: charged until it answers.
     Requester& r = requesters_[id] = serving_.requester;
     r.held_bytes = RequestBudget::CostOf(request);
-    ctx_.requests.Charge(r.held_bytes);
+    ctx_.owned.Charge(r.held_bytes);
   }
   serving_ = Serving{};
   return !declined;
@@ -40,7 +42,7 @@ void OwnerService::OnDataDone(OpRef op, wire::DataResponse&& response) {
   if (it == requesters_.end()) return;
   const Requester r = it->second;
   requesters_.erase(it);
-  ctx_.requests.Release(r.held_bytes);
+  ctx_.owned.Release(r.held_bytes);
   ctx_.out.Reply(r.from, r.request_id, msg::Data(std::move(response)));
 }
 

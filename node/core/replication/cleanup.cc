@@ -103,6 +103,7 @@ void Cleanup::Drop(const Id& from, const Id& to, std::vector<NodeRef> holders) {
   more_ = page->more;
   pending_ = holders_.size();
   all_ok_ = true;
+  all_answered_ = true;
   std::vector<wire::Record> records;
   for (auto& [id, rec] : page->records) records.push_back(std::move(rec));
   for (size_t i = 0; i < holders_.size(); ++i) {
@@ -112,14 +113,16 @@ void Cleanup::Drop(const Id& from, const Id& to, std::vector<NodeRef> holders) {
 }
 
 void Cleanup::OnDropped(const wire::Envelope* response) {
-  // A holder that refused a record (outside its limits) does not hold it: ours stays.
-  const bool ok = response != nullptr && response->has_replicate_resp() &&
-                  response->replicate_resp().code() == wire::OK &&
-                  response->replicate_resp().refused() == 0;
-  if (ok) ctx_.counters.keys_repaired += response->replicate_resp().stored();
-  all_ok_ = all_ok_ && ok;
+  const bool answered = response != nullptr && response->has_replicate_resp() &&
+                        response->replicate_resp().code() == wire::OK;
+  // A holder that refused a record (outside its limits) does not hold it: our copies stay.
+  const bool refused = answered && response->replicate_resp().refused() > 0;
+  if (answered) ctx_.counters.keys_repaired += response->replicate_resp().stored();
+  all_ok_ = all_ok_ && answered && !refused;
+  all_answered_ = all_answered_ && answered;
   if (--pending_ > 0) return;
-  if (!all_ok_) return Advance(std::nullopt);
+  // A refusal would come again next round: the walk goes on past this range, keeping it.
+  if (!all_ok_) return Advance(all_answered_ ? std::optional<Id>(owner_.id) : std::nullopt);
   std::vector<RecordStamp> drop;
   for (const RecordStamp& r : sent_) {
     if (!ctx_.ring.Owns(r.key_id)) drop.push_back(r);  // ours again meanwhile: keep it

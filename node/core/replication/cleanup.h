@@ -59,6 +59,7 @@ class Cleanup {
   std::vector<RecordStamp> sent_;
   size_t pending_ = 0;
   bool all_ok_ = true;
+  bool all_answered_ = true;  // every holder answered OK (some may have refused records)
   bool more_ = false;
 };
 

@@ -64,10 +64,11 @@ void HintDeliverer::OnRpc(OpRef op, const wire::Envelope* response) {
   TargetState& state = targets_[d.target.addr];
   state.in_flight = false;
   const uint64_t now = ctx_.now.mono_ms;
+  // A record the member refused (outside its limits) counts as delivered: kept here, it would
+  // hold back every later hint for it; the owner's copy reaches it by anti-entropy.
   if (response == nullptr || !response->has_replicate_resp() ||
-      response->replicate_resp().code() != wire::OK || response->replicate_resp().refused() > 0) {
-    // Not back yet (or leaving, or refusing a record whose version is ahead of its clock):
-    // try again later, less often each time.
+      response->replicate_resp().code() != wire::OK) {
+    // Not back yet (or leaving): try again later, less often each time.
     state.next_try_ms = now + state.backoff_ms;
     state.backoff_ms = std::min(state.backoff_ms * 2, kMaxBackoffMs);
     return;
