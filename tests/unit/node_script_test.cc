@@ -311,10 +311,13 @@ class ScriptRunner {
       // The first stored key whose id lies in (P, Q] for in=P,Q.
       const std::vector<std::string> arc = Split(f.count("in") != 0 ? f.at("in") : "", ',');
       ASSERT_EQ(arc.size(), 2u) << Where() << ": a " << type << " needs in=P,Q";
+      // n=K: the K-th such key.
+      int skip = f.count("n") != 0 ? std::stoi(f.at("n")) - 1 : 0;
       int found = 0;
       for (int i = 1; i <= records_ && found == 0; ++i) {
         if (Id::InHalfOpen(Id::Sha1("key-" + std::to_string(i)), L().Point(arc[0]),
-                           L().Point(arc[1]))) {
+                           L().Point(arc[1])) &&
+            skip-- == 0) {
           found = i;
         }
       }
