@@ -350,6 +350,15 @@ class ScriptRunner {
     Drain();
   }
 
+  // The node's last answer with body `body` (an Envelope body name) to X, or null.
+  const Ready::Reply* LastReply(const std::string& body, const std::string& to) const {
+    const Ready::Reply* last = nullptr;
+    for (const Ready::Reply& r : replies_) {
+      if (BodyName(r.envelope) == body && r.to == TokenOf(to)) last = &r;
+    }
+    return last;
+  }
+
   static ReplyToken TokenOf(const std::string& letter) {
     return static_cast<ReplyToken>(letter[0] - 'A' + 1);
   }
@@ -398,10 +407,7 @@ void ScriptRunner::Expect(const std::vector<std::string>& w,
     EXPECT_TRUE(found) << Where() << ": no " << w[2] << " reply to " << w[4];
   } else if (what == "replicated") {
     // "expect replicated to X: stored=N refused=N": the last replicate_resp answer to X.
-    const Ready::Reply* last = nullptr;
-    for (const Ready::Reply& r : replies_) {
-      if (r.envelope.has_replicate_resp() && r.to == TokenOf(w[3])) last = &r;
-    }
+    const Ready::Reply* last = LastReply("replicate_resp", w[3]);
     ASSERT_NE(last, nullptr) << Where() << ": no replicate_resp reply to " << w[3];
     const wire::ReplicateResponse& a = last->envelope.replicate_resp();
     EXPECT_EQ(a.code(), wire::OK) << Where();
@@ -414,10 +420,7 @@ void ScriptRunner::Expect(const std::vector<std::string>& w,
     }
   } else if (what == "data") {
     // "expect data to X: code=C superseded=yes|no acks=N": the last data_resp answer to X.
-    const Ready::Reply* last = nullptr;
-    for (const Ready::Reply& r : replies_) {
-      if (r.envelope.has_data_resp() && r.to == TokenOf(w[3])) last = &r;
-    }
+    const Ready::Reply* last = LastReply("data_resp", w[3]);
     ASSERT_NE(last, nullptr) << Where() << ": no data_resp reply to " << w[3];
     const wire::DataResponse& d = last->envelope.data_resp();
     for (const auto& [k, v] : f) {
