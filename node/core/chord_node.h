@@ -92,6 +92,11 @@ class ChordNode {
   // Where Status replies take the process's CPU time and memory from (README "Metrics");
   // null: they carry none. The source must outlive the node.
   void SetProcessStats(const ProcessStatsSource* source) { status_.set_process_stats(source); }
+  // The budgets of requests under way that this node charges (README "Security"): a
+  // process's, shared by its vnodes, instead of the node's own. They must outlive the node.
+  void ShareBudgets(RequestBudget* coordinated, RequestBudget* owned) {
+    ctx_.ShareBudgets(coordinated, owned);
+  }
 
   // --- output: what the driver must do now
   Ready TakeReady();

@@ -33,9 +33,9 @@ struct NodeContext {
         ring(std::move(self), cfg.successors),
         records(store, &versions, &config, &now, &watches),
         out(&ring.self, &now, &metrics, &counters),
-        coordinated(cfg.max_request_bytes_in_flight / 2),
-        owned(cfg.max_request_bytes_in_flight / 2),
-        rng(seed) {}
+        rng(seed),
+        own_coordinated_(cfg.max_request_bytes_in_flight / 2),
+        own_owned_(cfg.max_request_bytes_in_flight / 2) {}
   NodeContext(const NodeContext&) = delete;
   NodeContext& operator=(const NodeContext&) = delete;
 
@@ -52,14 +52,25 @@ struct NodeContext {
   Completions completions;
   // Requests under way (RequestBudget), in two halves: those this node coordinates for its
   // clients (DataService) and those it serves as owner (OwnerService), so that a client's
-  // flood of requests for keys elsewhere does not shut out the node's own range.
-  RequestBudget coordinated;
-  RequestBudget owned;
+  // flood of requests for keys elsewhere does not shut out the node's own range. The node's
+  // own, unless the driver shares a process's between its vnodes (ChordNode::ShareBudgets).
+  RequestBudget& coordinated() { return *coordinated_; }
+  RequestBudget& owned() { return *owned_; }
+  void ShareBudgets(RequestBudget* coordinated, RequestBudget* owned) {
+    coordinated_ = coordinated;
+    owned_ = owned;
+  }
   std::mt19937_64 rng;
 
   const NodeRef& self() const { return ring.self; }
   LedgerStore* store() const { return records.store(); }
   void Log(LogLevel level, std::string text) { out.Log(level, std::move(text)); }
+
+ private:
+  RequestBudget own_coordinated_;
+  RequestBudget own_owned_;
+  RequestBudget* coordinated_ = &own_coordinated_;
+  RequestBudget* owned_ = &own_owned_;
 };
 
 }  // namespace chord

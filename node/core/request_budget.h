@@ -21,7 +21,7 @@ class RequestBudget {
   // What an operation and its bookkeeping hold besides the key and value.
   static constexpr size_t kPerRequestBytes = 512;
 
-  explicit RequestBudget(size_t limit) : limit_(limit) {}
+  explicit RequestBudget(size_t limit) : limit_(std::max<size_t>(limit, 1)) {}
 
   // The charge for `request` (a get, put or delete).
   static size_t CostOf(const wire::Envelope& request) {

@@ -174,14 +174,13 @@ Status NodeRuntime::Start() {
     refs.push_back(NodeRef::ForAddress(VnodeAddress(options_.listen_addr, count, i)));
   }
   std::random_device device;
-  // The vnodes share the process's connections: its budget of requests under way is theirs
-  // together.
-  NodeConfig vnode_config = options_.node;
-  vnode_config.max_request_bytes_in_flight /= static_cast<size_t>(count);
   for (int i = 0; i < count; ++i) {
     const uint64_t seed = (uint64_t{device()} << 32) ^ device();
     Vnode v;
-    v.node = std::make_unique<ChordNode>(ledger_.get(), vnode_config, refs[i], seed);
+    v.node = std::make_unique<ChordNode>(ledger_.get(), options_.node, refs[i], seed);
+    // The vnodes share the process's connections: its budgets of requests under way are
+    // theirs together.
+    v.node->ShareBudgets(&coordinated_budget_, &owned_budget_);
     v.node->SetProcessVnodes(refs);
     v.node->SetProcessStats(&process_stats_);
     v.log_prefix = count == 1 ? "" : "[#" + std::to_string(i) + "] ";

@@ -250,6 +250,10 @@ class NodeRuntime final {
   uint64_t last_refusal_log_ms_ = 0;
   uint64_t refused_since_log_ = 0;
 
+  // The process's budgets of requests under way (README "Security"), shared by its vnodes
+  // (declared before them: they outlive them).
+  RequestBudget coordinated_budget_{options_.node.max_request_bytes_in_flight / 2};
+  RequestBudget owned_budget_{options_.node.max_request_bytes_in_flight / 2};
   std::vector<Vnode> vnodes_;  // vnode i at index i
   std::vector<size_t> leave_order_;
   size_t leaving_index_ = 0;  // position in leave_order_ of the vnode leaving now

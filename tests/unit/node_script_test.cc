@@ -326,6 +326,20 @@ class ScriptRunner {
       const std::string key = "key-" + std::to_string(found);
       if (type == "get") {
         e = msg::Get(key);
+        if (f.count("level") != 0 && f.at("level") == "quorum") {
+          e.mutable_get()->set_consistency(wire::CONSISTENCY_QUORUM);
+        }
+        if (Yes(f, "direct")) e = msg::AsDirect(std::move(e));
+        if (Yes(f, "missing")) {
+          // A key of that arc that is not stored: absent-1, absent-2, ...
+          for (int i = 1; i <= 100'000; ++i) {
+            const std::string k = "absent-" + std::to_string(i);
+            if (Id::InHalfOpen(Id::Sha1(k), L().Point(arc[0]), L().Point(arc[1]))) {
+              e.mutable_get()->set_key(k);
+              break;
+            }
+          }
+        }
       } else {
         // A coordinator's direct put: version=same stamps it with the stored record's
         // version (key-i holds version i, no writer), writer=Y names Y's id as the writer.
@@ -432,6 +446,17 @@ void ScriptRunner::Expect(const std::vector<std::string>& w,
         EXPECT_EQ(std::to_string(d.acks()), v) << Where();
       }
     }
+  } else if (what == "records") {
+    // "expect records N": the node's store holds N records.
+    int n = 0;
+    ASSERT_TRUE(store_
+                    ->Scan(Id::Max(), Id::Max(),
+                           [&n](const Id&, const wire::Record&) {
+                             ++n;
+                             return true;
+                           })
+                    .ok());
+    EXPECT_EQ(std::to_string(n), w[2]) << Where();
   } else if (what == "successors") {
     std::string want;
     for (size_t i = 2; i < w.size(); ++i) want += (want.empty() ? "" : " ") + w[i];

@@ -43,15 +43,15 @@ void DataService::HandleRequest(ReplyToken from, wire::Envelope request) {
       owner_.HandleDirect(from, request, key_id, /*decline_miss=*/true)) {
     return;
   }
-  if (ctx_.coordinated.Full()) {
+  if (ctx_.coordinated().Full()) {
     ++ctx_.counters.requests_shed;
-    return ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.coordinated.Busy()));
+    return ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.coordinated().Busy()));
   }
   const uint64_t id = next_id_++;
   DataOp& op = ops_[id];
   op.from = from;
   op.held_bytes = RequestBudget::CostOf(request);
-  ctx_.coordinated.Charge(op.held_bytes);
+  ctx_.coordinated().Charge(op.held_bytes);
   op.request = msg::AsDirect(std::move(request));  // moved: a value can be 1 MiB
   op.key_id = key_id;
   op.deadline_ms = ctx_.now.mono_ms + ctx_.config.data_deadline_ms;
@@ -312,7 +312,7 @@ void DataService::Finish(uint64_t id, wire::DataResponse&& response) {
   DataOp& op = ops_[id];
   response.set_hops(static_cast<uint32_t>(op.hops));
   ctx_.out.Reply(op.from, op.request.request_id(), msg::Data(std::move(response)));
-  ctx_.coordinated.Release(op.held_bytes);
+  ctx_.coordinated().Release(op.held_bytes);
   ops_.erase(id);
 }
 

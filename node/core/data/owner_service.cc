@@ -16,9 +16,9 @@ bool OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
   // While the node holds its limit of requests under way as owner, those that an operation
   // would take over (writes, reads of several replicas) are refused at once; a plain read is
   // served (charged only if it must ask the replicas, which answer within an RPC timeout).
-  if (ctx_.owned.Full() && (!request.has_get() || msg::ReadsSeveral(request))) {
+  if (ctx_.owned().Full() && (!request.has_get() || msg::ReadsSeveral(request))) {
     ++ctx_.counters.requests_shed;
-    ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.owned.Busy()));
+    ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.owned().Busy()));
     return true;
   }
   const uint64_t id = next_id_++;
@@ -31,7 +31,7 @@ bool OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
     // Taken over by an operation: charged until it answers.
     Requester& r = requesters_[id] = serving_.requester;
     r.held_bytes = RequestBudget::CostOf(request);
-    ctx_.owned.Charge(r.held_bytes);
+    ctx_.owned().Charge(r.held_bytes);
   }
   serving_ = Serving{};
   return !declined;
@@ -42,7 +42,7 @@ void OwnerService::OnDataDone(OpRef op, wire::DataResponse&& response) {
   if (it == requesters_.end()) return;
   const Requester r = it->second;
   requesters_.erase(it);
-  ctx_.owned.Release(r.held_bytes);
+  ctx_.owned().Release(r.held_bytes);
   ctx_.out.Reply(r.from, r.request_id, msg::Data(std::move(response)));
 }
 
@@ -215,6 +215,11 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester,
           serving_.decline_miss) {
         serving_.declined = true;  // the DataService serves it as a DataOp instead
         return;
+      }
+      if (requester.kind == OpKind::kDirect && ctx_.owned().Full()) {
+        // Asking the replicas would be taken over and charged: not while the half is full.
+        ++ctx_.counters.requests_shed;
+        return Answer(requester, ctx_.owned().Busy());
       }
       return replication_.reads().ReadMiss(key, std::move(resp), requester);
     }
