@@ -53,7 +53,8 @@ struct NodeContext {
   // Requests under way (RequestBudget), in two halves: those this node coordinates for its
   // clients (DataService) and those it serves as owner (OwnerService), so that a client's
   // flood of requests for keys elsewhere does not shut out the node's own range. The node's
-  // own, unless the driver shares a process's between its vnodes (ChordNode::ShareBudgets).
+  // own, unless the driver shares a process's between its vnodes (ChordNode::ShareBudgets,
+  // before the node takes any request: a charge is released into the budget it was made to).
   RequestBudget& coordinated() { return *coordinated_; }
   RequestBudget& owned() { return *owned_; }
   void ShareBudgets(RequestBudget* coordinated, RequestBudget* owned) {

@@ -15,7 +15,7 @@ bool OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
                                 std::optional<Id> key_id, bool decline_miss) {
   // While the node holds its limit of requests under way as owner, those that an operation
   // would take over (writes, reads of several replicas) are refused at once; a plain read is
-  // served (charged only if it must ask the replicas, which answer within an RPC timeout).
+  // served from the store, and refused in Serve if it would have to ask the replicas.
   if (ctx_.owned().Full() && (!request.has_get() || msg::ReadsSeveral(request))) {
     ++ctx_.counters.requests_shed;
     ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.owned().Busy()));
