@@ -61,6 +61,11 @@ struct NodeContext {
     coordinated_ = coordinated;
     owned_ = owned;
   }
+  // The answer to a request refused because `budget` is full, counted in requests_shed.
+  wire::DataResponse Shed(const RequestBudget& budget) {
+    ++counters.requests_shed;
+    return budget.Busy();
+  }
   std::mt19937_64 rng;
 
   const NodeRef& self() const { return ring.self; }

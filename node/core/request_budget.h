@@ -3,8 +3,9 @@
 // so that what peers can make a node hold at once is bounded. A request is charged its key
 // and value and a fixed share for the operation that carries it, from when the node takes it
 // on until it is answered. While the charges reach the limit, new requests are answered
-// UNAVAILABLE at once (so a node holds at most the limit and one request more). Owned by the
-// NodeContext; the DataService and the OwnerService charge it. Not thread-safe.
+// UNAVAILABLE at once (so a node holds at most the limit and one request more). A node's own
+// are in its NodeContext; a process with vnodes shares one pair (NodeRuntime). The
+// DataService and the OwnerService charge them. Not thread-safe.
 #ifndef CHORD_NODE_CORE_REQUEST_BUDGET_H_
 #define CHORD_NODE_CORE_REQUEST_BUDGET_H_
 
@@ -35,8 +36,6 @@ class RequestBudget {
   bool Full() const { return held_ >= limit_; }
   void Charge(size_t bytes) { held_ += bytes; }
   void Release(size_t bytes) { held_ -= std::min(bytes, held_); }
-  size_t held() const { return held_; }
-  size_t limit() const { return limit_; }
   // The answer to a request refused while Full.
   wire::DataResponse Busy() const {
     wire::DataResponse busy;

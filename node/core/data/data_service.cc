@@ -44,8 +44,7 @@ void DataService::HandleRequest(ReplyToken from, wire::Envelope request) {
     return;
   }
   if (ctx_.coordinated().Full()) {
-    ++ctx_.counters.requests_shed;
-    return ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.coordinated().Busy()));
+    return ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.Shed(ctx_.coordinated())));
   }
   const uint64_t id = next_id_++;
   DataOp& op = ops_[id];

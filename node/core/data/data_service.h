@@ -68,7 +68,7 @@ class DataService {
     std::optional<Id> suspect;              // the suspected node the current target follows
     NodeRef owner;                          // where the current attempt went
     std::vector<NodeRef> owner_successors;  // after the owner, from the last lookup
-    size_t held_bytes = 0;                  // charged to ctx_.requests until Finish
+    size_t held_bytes = 0;                  // charged to ctx_.coordinated() until Finish
   };
 
   // True when this node owns `key_id` by its own pointers, with nothing in the way of serving

@@ -17,8 +17,7 @@ bool OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
   // would take over (writes, reads of several replicas) are refused at once; a plain read is
   // served from the store, and refused in Serve if it would have to ask the replicas.
   if (ctx_.owned().Full() && (!request.has_get() || msg::ReadsSeveral(request))) {
-    ++ctx_.counters.requests_shed;
-    ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.owned().Busy()));
+    ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.Shed(ctx_.owned())));
     return true;
   }
   const uint64_t id = next_id_++;
@@ -218,8 +217,7 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester,
       }
       if (requester.kind == OpKind::kDirect && ctx_.owned().Full()) {
         // Asking the replicas would be taken over and charged: not while the half is full.
-        ++ctx_.counters.requests_shed;
-        return Answer(requester, ctx_.owned().Busy());
+        return Answer(requester, ctx_.Shed(ctx_.owned()));
       }
       return replication_.reads().ReadMiss(key, std::move(resp), requester);
     }

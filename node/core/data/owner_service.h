@@ -43,7 +43,7 @@ class OwnerService {
   struct Requester {
     ReplyToken from = 0;
     uint64_t request_id = 0;
-    size_t held_bytes = 0;  // charged to ctx_.requests until answered
+    size_t held_bytes = 0;  // charged to ctx_.owned() until answered
   };
 
   // Reads the local copy (owner or replica) into `record`; a tombstone reads as NOT_FOUND.

@@ -74,8 +74,7 @@ void Cleanup::OnReplicaSet(const wire::Envelope* response) {
   for (const auto& info : rs.replicas()) {
     if (auto n = NodeRef::FromWire(info)) named.push_back(std::move(*n));
   }
-  const bool ours = owner_.SameProcess(ctx_.self()) ||
-                    std::any_of(named.begin(), named.end(),
+  const bool ours = std::any_of(named.begin(), named.end(),
                                 [this](const NodeRef& h) { return h.SameProcess(ctx_.self()); });
   // Holders are counted by process: a set naming one process twice (or a sibling vnode of
   // the owner) holds fewer copies than it lists.

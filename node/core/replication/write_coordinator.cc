@@ -114,10 +114,13 @@ void WriteCoordinator::OnRpc(OpRef op, const wire::Envelope* response) {
   const bool hint = known && w.hint_for[op.index].has_value();
   if (response != nullptr && response->has_replicate_resp()) {
     const auto& r = response->replicate_resp();
+    const auto who = [&] {
+      return (hint ? "the hint holder " : "the replica ") + w.sent_to[op.index].addr;
+    };
     if (r.code() == wire::OK && r.refused() > 0) {
       // Answered, but not kept: no copy there to count.
       if (known) {
-        w.failed = (hint ? "the hint holder " : "the replica ") + w.sent_to[op.index].addr +
+        w.failed = who() +
                    " refused the record as outside its limits (its clock behind this node's "
                    "by more than the skew it allows, or lower size limits)";
       }
@@ -132,8 +135,7 @@ void WriteCoordinator::OnRpc(OpRef op, const wire::Envelope* response) {
     } else if (r.code() == wire::SHUTTING_DOWN && !hint) {
       if (Replace(op.id)) return;
     } else if (known) {
-      w.failed = (hint ? "the hint holder " : "the replica ") + w.sent_to[op.index].addr +
-                 " could not store the key";
+      w.failed = who() + " could not store the key";
     }
   } else if (known && !hint && response == nullptr) {
     // No answer: the member is presumed dead; its copy goes to the next live process as a
