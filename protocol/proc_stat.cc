@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -77,6 +78,23 @@ std::optional<uint64_t> ParseBootTime(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<uint64_t> ParseProcCounter(std::string_view text, std::string_view name) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    if (line.size() > name.size() && line.substr(0, name.size()) == name &&
+        line[name.size()] == ':') {
+      const std::vector<std::string_view> words = Words(line.substr(name.size() + 1));
+      if (words.size() == 1) return ToU64(words[0]);
+      return std::nullopt;
+    }
+    pos = end + 1;
+  }
+  return std::nullopt;
+}
+
 Result<ProcReading> ReadProcStat(int pid) {
   const std::string dir = pid == 0 ? "/proc/self" : "/proc/" + std::to_string(pid);
   const std::optional<std::string> stat = ReadFile(dir + "/stat");
@@ -95,6 +113,25 @@ Result<ProcReading> ReadProcStat(int pid) {
   const double tick_s = ticks > 0 ? 1.0 / static_cast<double>(ticks) : 0.01;
   ProcReading r;
   r.cpu_seconds = static_cast<double>(f->utime_ticks + f->stime_ticks) * tick_s;
+  r.user_seconds = static_cast<double>(f->utime_ticks) * tick_s;
+  r.system_seconds = static_cast<double>(f->stime_ticks) * tick_s;
+  if (const std::optional<std::string> io = ReadFile(dir + "/io")) {
+    const auto reads = ParseProcCounter(*io, "syscr"), writes = ParseProcCounter(*io, "syscw");
+    if (reads && writes) r.io_syscalls = *reads + *writes;
+  }
+  // A status file counts one thread's switches: summed over the process's threads.
+  std::error_code ec;
+  uint64_t switches = 0;
+  bool all_read = true;
+  for (const auto& task : std::filesystem::directory_iterator(dir + "/task", ec)) {
+    const std::optional<std::string> status = ReadFile(task.path().string() + "/status");
+    const std::optional<uint64_t> n =
+        status ? ParseProcCounter(*status, "voluntary_ctxt_switches") : std::nullopt;
+    // A thread that ended since the listing has no file any more; its switches are gone.
+    if (!n && status) all_read = false;
+    switches += n.value_or(0);
+  }
+  if (!ec && all_read) r.voluntary_switches = switches;
   r.resident_bytes = resident_pages * static_cast<uint64_t>(page > 0 ? page : 4096);
   r.virtual_bytes = f->virtual_bytes;
   if (const std::optional<std::string> proc_stat = ReadFile("/proc/stat")) {

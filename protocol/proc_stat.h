@@ -34,16 +34,30 @@ std::optional<uint64_t> ParseProcStatmResident(std::string_view text);
 // The boot time ("btime N" line) of /proc/stat, in seconds since the Unix epoch.
 std::optional<uint64_t> ParseBootTime(std::string_view text);
 
+// The number after "NAME:" on its own line of a "NAME: value" file: /proc/PID/io
+// ("syscr: 12") or /proc/PID/status ("voluntary_ctxt_switches:\t7"). nullopt when there is
+// no such line or its value is not a number.
+std::optional<uint64_t> ParseProcCounter(std::string_view text, std::string_view name);
+
 // One reading of a process, converted to seconds and bytes.
 struct ProcReading {
-  double cpu_seconds = 0;  // utime + stime
+  double cpu_seconds = 0;     // utime + stime
+  double user_seconds = 0;    // utime
+  double system_seconds = 0;  // stime
+  // Read- and write-family system calls so far (syscr + syscw of /proc/PID/io): unknown when
+  // the file cannot be read (another user's process, or a kernel without task I/O accounting).
+  std::optional<uint64_t> io_syscalls;
+  // Times the process's threads gave the CPU up to wait (voluntary_ctxt_switches of each
+  // /proc/PID/task/TID/status, summed): each is a sleep and a wake-up.
+  std::optional<uint64_t> voluntary_switches;
   uint64_t resident_bytes = 0;
   uint64_t virtual_bytes = 0;
   double start_time_seconds = 0;  // since the Unix epoch; 0 when the boot time is unknown
 };
 
-// Reads /proc/<pid>/stat and /proc/<pid>/statm (pid 0: /proc/self). NotFound when the process
-// does not exist (or /proc is not mounted).
+// Reads /proc/<pid>/stat and /proc/<pid>/statm, and /proc/<pid>/io and its threads' status
+// files where they can be read (pid 0: /proc/self). NotFound when the process does not exist (or
+// /proc is not mounted).
 Result<ProcReading> ReadProcStat(int pid);
 
 }  // namespace chord

@@ -192,7 +192,7 @@ REDIS_VERSION="$(redis-server --version | sed -n 's/.*v=\([0-9.]*\).*/\1/p')"
 
 # ---- results -------------------------------------------------------------------------------
 
-declare -A OPS P50 P99 P999 MAXUS HOPS ERRORS CPU BPK
+declare -A OPS P50 P99 P999 MAXUS HOPS ERRORS CPU BPK USER_CPU SYS_CPU CALLS SLEEPS
 
 # json_number FIELD JSON: a number field of chord-bench's JSON, "" when null or absent.
 json_number() {
@@ -208,6 +208,25 @@ CLK_TCK="$(getconf CLK_TCK)"
 PAGE_SIZE="$(getconf PAGESIZE)"
 proc_cpu_s() {
   awk -v tck="$CLK_TCK" '{ sub(/^.*\) /, ""); printf "%.6f", ($12 + $13) / tck }' "/proc/$1/stat"
+}
+# proc_split PID: "USER_S SYSTEM_S CALLS SLEEPS" of PID: its utime and stime in seconds, its
+# read- and write-family system calls (syscr + syscw of /proc/PID/io) and its threads' sleeps
+# (voluntary_ctxt_switches of /proc/PID/task/*/status), as chord-bench reads them for
+# --server-pid; "-" for a figure that cannot be read.
+proc_split() {
+  local times calls sleeps
+  times="$(awk -v tck="$CLK_TCK" '{ sub(/^.*\) /, ""); printf "%.6f %.6f", $12 / tck, $13 / tck }' \
+    "/proc/$1/stat")"
+  calls="$(awk '$1 == "syscr:" || $1 == "syscw:" { n += $2; k++ } END { print (k == 2) ? n : "-" }' \
+    "/proc/$1/io" 2>/dev/null || echo -)"
+  sleeps="$(cat /proc/"$1"/task/*/status 2>/dev/null |
+    awk '$1 == "voluntary_ctxt_switches:" { n += $2; k++ } END { print k ? n : "-" }')"
+  echo "$times ${calls:--} ${sleeps:--}"
+}
+# per_op A B N SCALE: (B - A) * SCALE / N with 3 decimals, "" when A or B is "-".
+per_op() {
+  awk -v a="$1" -v b="$2" -v n="$3" -v s="$4" \
+    'BEGIN { if (a == "-" || b == "-" || n <= 0) exit; printf "%.3f", (b - a) * s / n }'
 }
 # proc_rss PID: resident bytes of PID (/proc/PID/statm).
 proc_rss() { awk -v page="$PAGE_SIZE" '{ printf "%d", $2 * page }' "/proc/$1/statm"; }
@@ -237,6 +256,10 @@ run_chord() {
   HOPS[$row]="$(chord_json_field mean_hops "$out")"
   ERRORS[$row]="$(chord_json_field errors "$out")"
   CPU[$row]="$(json_number server_cpu_us_per_op "$out")"
+  USER_CPU[$row]="$(json_number server_user_us_per_op "$out")"
+  SYS_CPU[$row]="$(json_number server_sys_us_per_op "$out")"
+  CALLS[$row]="$(json_number server_syscalls_per_op "$out")"
+  SLEEPS[$row]="$(json_number server_sleeps_per_op "$out")"
   BPK[$row]="$(json_number bytes_per_key "$out")"
 }
 
@@ -252,16 +275,22 @@ redis_csv_field() {
 # server's CPU time per request from /proc/PID/stat before and after.
 run_redis() {
   local row="$1" test="$2" n="$3" port="$4" pid="$5" out p50ms p99ms line cpu0 cpu1
-  local lower
+  local lower u0 s0 c0 z0 u1 s1 c1 z1
   lower="$(tr '[:upper:]' '[:lower:]' <<<"$test")"
   echo "redis-benchmark -t $lower -n $n -c $CLIENTS --threads $REDIS_THREADS -d $VALUE_SIZE" \
     "-r $KEYS -P $PIPELINE (row: $row)"
   cpu0="$(proc_cpu_s "$pid")"
+  read -r u0 s0 c0 z0 <<<"$(proc_split "$pid")"
   out="$(timeout --kill-after=5 $((BENCH_SECONDS * 10 + 120)) redis-benchmark -h "$HOST" \
     -p "$port" -t "$lower" -n "$n" -c "$CLIENTS" --threads "$REDIS_THREADS" -d "$VALUE_SIZE" \
     -r "$KEYS" -P "$PIPELINE" --csv)" ||
     chord_die "redis-benchmark failed for row \"$row\""
   cpu1="$(proc_cpu_s "$pid")"
+  read -r u1 s1 c1 z1 <<<"$(proc_split "$pid")"
+  USER_CPU[$row]="$(per_op "$u0" "$u1" "$n" 1e6)"
+  SYS_CPU[$row]="$(per_op "$s0" "$s1" "$n" 1e6)"
+  CALLS[$row]="$(per_op "$c0" "$c1" "$n" 1)"
+  SLEEPS[$row]="$(per_op "$z0" "$z1" "$n" 1)"
   CPU[$row]="$(awk -v a="$cpu0" -v b="$cpu1" -v n="$n" 'BEGIN { printf "%.2f", (b - a) * 1e6 / n }')"
   while IFS= read -r line; do echo "  $line"; done <<<"$out"
   OPS[$row]="$(redis_csv_field "$test" rps "$out")"
@@ -273,6 +302,59 @@ run_redis() {
   P999[$row]=""
   HOPS[$row]=""
   ERRORS[$row]=""
+}
+
+# run_redis_split ROW REQUESTS: the load of one GET run spread over three redis-servers, as a
+# 3-node ring spreads a direct get's: three redis-benchmark processes at once, one per server,
+# CLIENTS clients in all, REQUESTS in all (after a SET of the keys into each); the servers' CPU
+# time and counters summed. It shows what splitting one server's work over three processes
+# costs on this machine, whatever the server (a reference for the 3-node get's target).
+run_redis_split() {
+  local row="$1" n="$2" i c port pid ports=() pids=() bench_pids=() each=$(($2 / 3))
+  local cpu0=0 cpu1=0 u0=0 s0=0 c0=0 z0=0 u1=0 s1=0 c1=0 z1=0 u s k z ok=1
+  for i in 0 1 2; do
+    start_redis
+    ports+=("$REDIS_PORT") pids+=("$REDIS_PID")
+    redis_warmup >/dev/null
+  done
+  echo "3 x redis-benchmark -t get -n $each, $CLIENTS clients in all, one per redis-server (row: $row)"
+  for pid in "${pids[@]}"; do
+    read -r u s k z <<<"$(proc_split "$pid")"
+    cpu0="$(awk -v a="$cpu0" -v b="$(proc_cpu_s "$pid")" 'BEGIN { printf "%.6f", a + b }')"
+    u0="$(awk -v a="$u0" -v b="$u" 'BEGIN { printf "%.6f", a + b }')"
+    s0="$(awk -v a="$s0" -v b="$s" 'BEGIN { printf "%.6f", a + b }')"
+    [[ "$k" == - || "$z" == - ]] && ok=0
+    c0=$((c0 + ${k/-/0})) z0=$((z0 + ${z/-/0}))
+  done
+  for i in 0 1 2; do
+    c=$((CLIENTS / 3 + (i < CLIENTS % 3 ? 1 : 0)))
+    ((c > 0)) || continue
+    timeout --kill-after=5 $((BENCH_SECONDS * 10 + 120)) redis-benchmark -h "$HOST" \
+      -p "${ports[$i]}" -t get -n "$each" -c "$c" --threads "$c" -d "$VALUE_SIZE" -r "$KEYS" \
+      -P "$PIPELINE" -q >/dev/null &
+    bench_pids+=($!)
+  done
+  for pid in "${bench_pids[@]}"; do
+    wait "$pid" || chord_die "redis-benchmark failed for row \"$row\""
+  done
+  for pid in "${pids[@]}"; do
+    read -r u s k z <<<"$(proc_split "$pid")"
+    cpu1="$(awk -v a="$cpu1" -v b="$(proc_cpu_s "$pid")" 'BEGIN { printf "%.6f", a + b }')"
+    u1="$(awk -v a="$u1" -v b="$u" 'BEGIN { printf "%.6f", a + b }')"
+    s1="$(awk -v a="$s1" -v b="$s" 'BEGIN { printf "%.6f", a + b }')"
+    [[ "$k" == - || "$z" == - ]] && ok=0
+    c1=$((c1 + ${k/-/0})) z1=$((z1 + ${z/-/0}))
+  done
+  n=$((each * 3))
+  CPU[$row]="$(per_op "$cpu0" "$cpu1" "$n" 1e6)"
+  USER_CPU[$row]="$(per_op "$u0" "$u1" "$n" 1e6)"
+  SYS_CPU[$row]="$(per_op "$s0" "$s1" "$n" 1e6)"
+  if ((ok)); then
+    CALLS[$row]="$(per_op "$c0" "$c1" "$n" 1)"
+    SLEEPS[$row]="$(per_op "$z0" "$z1" "$n" 1)"
+  fi
+  echo "  server CPU ${CPU[$row]} us/op over the three"
+  stop_all
 }
 
 # ---- Redis ---------------------------------------------------------------------------------
@@ -439,6 +521,7 @@ for ((round = 1; round <= COST_ROUNDS; round++)); do
     run_redis "round $round redis $test" "$test" "${REDIS_N[$test]}" "$REDIS_PORT" "$REDIS_PID"
   done
   stop_all
+  run_redis_split "round $round 3 redis GET" "${REDIS_N[GET]}"
   start_joined_node 1
   # Put first, as in the single runs (chord-bench preloads the keys for gets).
   run_chord "round $round 1 node put" --node "$NODE_ADDR" --op put
@@ -615,12 +698,17 @@ done
 echo
 echo "cost per operation: server CPU microseconds per request (utime + stime of every server"
 echo "process from /proc/PID/stat, before and after, over the requests served), $CLIENTS clients"
-echo "(the 10-node row 16), pipeline $PIPELINE; cpu ratio: to redis GET for gets, to redis SET for puts"
-printf '%-38s %10s %11s %9s %9s %9s\n' setup ops/s cpu_us/op cpu_ratio p50_us p99_us
+echo "(the 10-node row 16), pipeline $PIPELINE; cpu ratio: to redis GET for gets, to redis SET for puts;"
+echo "user_us and sys_us split the CPU; calls/op: read- and write-family system calls per request"
+echo "(/proc/PID/io); sleeps/op: the servers' voluntary context switches per request"
+printf '%-38s %10s %11s %9s %8s %8s %8s %9s %9s %9s\n' setup ops/s cpu_us/op cpu_ratio user_us \
+  sys_us calls/op sleeps/op p50_us p99_us
 cost_row() {
   local label="$1" row="$2" base="$3"
-  printf '%-38s %10s %11s %9s %9s %9s\n' "$label" "$(fmt "${OPS[$row]:-}" 0)" \
+  printf '%-38s %10s %11s %9s %8s %8s %8s %9s %9s %9s\n' "$label" "$(fmt "${OPS[$row]:-}" 0)" \
     "$(fmt "${CPU[$row]:-}" 1)" "$(ratio "${CPU[$row]:-}" "${CPU[$base]:-}")" \
+    "$(fmt "${USER_CPU[$row]:-}" 2)" "$(fmt "${SYS_CPU[$row]:-}" 2)" \
+    "$(fmt "${CALLS[$row]:-}" 2)" "$(fmt "${SLEEPS[$row]:-}" 3)" \
     "$(fmt "${P50[$row]:-}" 1)" "$(fmt "${P99[$row]:-}" 1)"
 }
 cost_row "redis GET" "redis GET" "redis GET"
@@ -646,8 +734,9 @@ if ((COST_ROUNDS > 0)); then
   echo "paired rounds: the cost targets' CPU ratios, each round's rows measured one right after"
   echo "the other (redis SET and GET, 1 node put and get, 3 nodes R=3 direct put and get), and"
   echo "the median of each ratio over the rounds that measured it (of $COST_ROUNDS)"
-  printf '%-8s %13s %13s %9s %9s %15s %18s\n' round redis_get_cpu redis_set_cpu get/GET put/SET \
-    3node/1node_get replicated_put/SET
+  echo "and, for reference, the GET load split over three redis-servers / one (3redis/1redis)"
+  printf '%-8s %13s %13s %9s %9s %15s %18s %15s\n' round redis_get_cpu redis_set_cpu get/GET \
+    put/SET 3node/1node_get replicated_put/SET 3redis/1redis
   declare -A ROUND_RATIOS=()
   for ((round = 1; round <= COST_ROUNDS; round++)); do
     r="round $round"
@@ -655,16 +744,18 @@ if ((COST_ROUNDS > 0)); then
     p="$(ratio "${CPU[$r 1 node put]:-}" "${CPU[$r redis SET]:-}")"
     d="$(ratio "${CPU[$r 3 nodes direct get]:-}" "${CPU[$r 1 node get]:-}")"
     q="$(ratio "${CPU[$r 3 nodes direct put]:-}" "${CPU[$r redis SET]:-}")"
+    x="$(ratio "${CPU[$r 3 redis GET]:-}" "${CPU[$r redis GET]:-}")"
     ROUND_RATIOS[get]+=" $g" ROUND_RATIOS[put]+=" $p" ROUND_RATIOS[direct]+=" $d"
-    ROUND_RATIOS[replicated]+=" $q"
-    printf '%-8s %13s %13s %9s %9s %15s %18s\n' "$round" "$(fmt "${CPU[$r redis GET]:-}" 1)" \
-      "$(fmt "${CPU[$r redis SET]:-}" 1)" "$g" "$p" "$d" "$q"
+    ROUND_RATIOS[replicated]+=" $q" ROUND_RATIOS[split]+=" $x"
+    printf '%-8s %13s %13s %9s %9s %15s %18s %15s\n' "$round" "$(fmt "${CPU[$r redis GET]:-}" 1)" \
+      "$(fmt "${CPU[$r redis SET]:-}" 1)" "$g" "$p" "$d" "$q" "$x"
   done
   # shellcheck disable=SC2086 # each list is split into its ratios on purpose
-  printf '%-8s %13s %13s %9s %9s %15s %18s\n' median "" "" "$(median ${ROUND_RATIOS[get]})" \
+  printf '%-8s %13s %13s %9s %9s %15s %18s %15s\n' median "" "" "$(median ${ROUND_RATIOS[get]})" \
     "$(median ${ROUND_RATIOS[put]})" "$(median ${ROUND_RATIOS[direct]})" \
-    "$(median ${ROUND_RATIOS[replicated]})"
-  printf '%-8s %13s %13s %9s %9s %15s %18s\n' target "" "" "<= 1" "<= 1" "<= 1.2" "<= 3.5"
+    "$(median ${ROUND_RATIOS[replicated]})" "$(median ${ROUND_RATIOS[split]})"
+  printf '%-8s %13s %13s %9s %9s %15s %18s %15s\n' target "" "" "<= 1" "<= 1" "<= 1.2" "<= 3.5" \
+    "(reference)"
 fi
 
 echo

@@ -124,6 +124,9 @@ TEST_F(ClusterTest, BenchMeasuresRoutedAndDirectRequestsOnThreeNodes) {
     EXPECT_GT((*run)["server_rss_bytes"].get<uint64_t>(), 3u << 20) << run->dump();
     EXPECT_EQ((*run)["server_cost_error"], "") << run->dump();
     EXPECT_EQ((*run)["pipeline"], 1) << run->dump();
+    // A node's status gives its CPU time as one figure: no split, no counters.
+    EXPECT_TRUE((*run)["server_user_us_per_op"].is_null()) << run->dump();
+    EXPECT_TRUE((*run)["server_syscalls_per_op"].is_null()) << run->dump();
   }
   if (get.is_object()) {
     EXPECT_TRUE(get["bytes_per_key"].is_number()) << get.dump();
@@ -145,6 +148,26 @@ TEST_F(ClusterTest, BenchMeasuresRoutedAndDirectRequestsOnThreeNodes) {
     EXPECT_EQ(piped["server_source"], "pid") << piped.dump();
     EXPECT_EQ(piped["server_processes"], kNodes) << piped.dump();
     EXPECT_GT(piped["server_cpu_us_per_op"].get<double>(), 0.0) << piped.dump();
+  }
+  // Read by PID, the CPU splits into user and system time, and the system calls are counted:
+  // each get, one in flight per connection, arrives in a read of its own and is answered by a
+  // write of its own, so there are at least two per operation (and background work adds some).
+  std::vector<std::string> by_pid = {"--node", addrs[0]};
+  for (const NodeProcess* n : cluster().nodes()) {
+    by_pid.insert(by_pid.end(), {"--server-pid", std::to_string(n->pid())});
+  }
+  nlohmann::json split = RunAndCheck(cluster(), by_pid, "get", /*direct=*/true);
+  if (split.is_object()) {
+    for (const char* field : {"server_user_us_per_op", "server_sys_us_per_op",
+                              "server_syscalls_per_op", "server_sleeps_per_op"}) {
+      ASSERT_TRUE(split[field].is_number()) << field << ": " << split.dump();
+      EXPECT_GE(split[field].get<double>(), 0.0) << field << ": " << split.dump();
+    }
+    EXPECT_NEAR(
+        split["server_user_us_per_op"].get<double>() + split["server_sys_us_per_op"].get<double>(),
+        split["server_cpu_us_per_op"].get<double>(), 1e-6)
+        << split.dump();
+    EXPECT_GE(split["server_syscalls_per_op"].get<double>(), 1.9) << split.dump();
   }
   nlohmann::json piped_direct =
       RunAndCheck(cluster(), {"--node", addrs[0], "--pipeline", "4"}, "put", /*direct=*/true);

@@ -91,20 +91,51 @@ TEST(BenchCliTest, HelpExitsZeroAndNamesTheNewOptions) {
   }
 }
 
+ServerReading Reading(double cpu_seconds, uint64_t resident_bytes, size_t processes) {
+  ServerReading r;
+  r.cpu_seconds = cpu_seconds;
+  r.resident_bytes = resident_bytes;
+  r.processes = processes;
+  return r;
+}
+
 TEST(ServerCostTest, CpuMicrosPerOpIsTheCpuDeltaOverTheOperations) {
-  const ServerReading before{10.0, 100u << 20, 3};
-  const ServerReading after{10.5, 150u << 20, 3};
+  const ServerReading before = Reading(10.0, 100u << 20, 3);
+  const ServerReading after = Reading(10.5, 150u << 20, 3);
   EXPECT_DOUBLE_EQ(*CpuMicrosPerOp(before, after, 25000), 20.0);  // 0.5 s / 25,000 ops
   EXPECT_FALSE(CpuMicrosPerOp(before, after, 0).has_value());
   EXPECT_FALSE(CpuMicrosPerOp(after, before, 100).has_value());  // a process restarted
 }
 
 TEST(ServerCostTest, BytesPerKeyIsTheResidentGrowthOverTheKeys) {
-  const ServerReading before{1.0, 100u << 20, 1};
-  const ServerReading after{2.0, (100u << 20) + 450u * 10000u, 1};
+  const ServerReading before = Reading(1.0, 100u << 20, 1);
+  const ServerReading after = Reading(2.0, (100u << 20) + 450u * 10000u, 1);
   EXPECT_DOUBLE_EQ(*BytesPerKey(before, after, 10000), 450.0);
   EXPECT_DOUBLE_EQ(*BytesPerKey(after, before, 10000), -450.0);  // memory given back
   EXPECT_FALSE(BytesPerKey(before, after, 0).has_value());
+}
+
+TEST(ServerCostTest, BreakdownSplitsTheCpuAndCountsCallsAndSleepsPerOperation) {
+  ServerReading before, after;
+  before.user_seconds = 1.0;
+  after.user_seconds = 1.2;
+  before.system_seconds = 3.0;
+  after.system_seconds = 3.6;
+  before.io_syscalls = 1000;
+  after.io_syscalls = 201000;
+  before.voluntary_switches = 50;
+  after.voluntary_switches = 10050;
+  const ServerBreakdown b = BreakdownPerOp(before, after, 100000);
+  EXPECT_DOUBLE_EQ(*b.user_us_per_op, 2.0);    // 0.2 s / 100,000 ops
+  EXPECT_DOUBLE_EQ(*b.system_us_per_op, 6.0);  // 0.6 s / 100,000 ops
+  EXPECT_DOUBLE_EQ(*b.syscalls_per_op, 2.0);
+  EXPECT_DOUBLE_EQ(*b.sleeps_per_op, 0.1);
+  EXPECT_FALSE(BreakdownPerOp(before, after, 0).user_us_per_op.has_value());
+  EXPECT_FALSE(BreakdownPerOp(after, before, 100).syscalls_per_op.has_value());  // restarted
+  after.io_syscalls.reset();  // a process whose /proc/PID/io could not be read
+  const ServerBreakdown partial = BreakdownPerOp(before, after, 100000);
+  EXPECT_FALSE(partial.syscalls_per_op.has_value());
+  EXPECT_TRUE(partial.sleeps_per_op.has_value());
 }
 
 TEST(ServerCostTest, ProcessAddressDropsTheVnodeSuffix) {
@@ -120,6 +151,10 @@ TEST(ServerCostTest, ReadsAServerByPid) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->processes, 2u);
   EXPECT_GT(r->resident_bytes, 2u << 20);  // twice this process
+  // Its own /proc files are readable: the split and the counters are summed over both.
+  ASSERT_TRUE(r->user_seconds && r->system_seconds && r->io_syscalls && r->voluntary_switches);
+  EXPECT_NEAR(*r->user_seconds + *r->system_seconds, r->cpu_seconds, 1e-9);
+  EXPECT_GT(*r->io_syscalls, 0u);  // it read /proc/PID/stat and the others, twice
   EXPECT_FALSE(ServerCostProbe::ForPids({1 << 30}).Read().ok());
 }
 
@@ -150,6 +185,23 @@ TEST(BenchReportTest, CarriesTheServerCostInJsonAndText) {
   EXPECT_NE(text.find("bytes/key   450.0"), std::string::npos) << text;
   EXPECT_NE(text.find("pipeline 4"), std::string::npos) << text;
   EXPECT_NE(text.find("100 hot keys"), std::string::npos) << text;
+  EXPECT_TRUE(j["server_user_us_per_op"].is_null());  // from the nodes' status: one figure
+  EXPECT_EQ(text.find("split"), std::string::npos) << text;
+
+  // From /proc: the split and the counters, in JSON and in the text.
+  r.server_source = "pid";
+  r.server_user_us_per_op = 4.5;
+  r.server_sys_us_per_op = 15.5;
+  r.server_syscalls_per_op = 2.0;
+  r.server_sleeps_per_op = 0.125;
+  const nlohmann::ordered_json p = ReportToJson(r);
+  EXPECT_DOUBLE_EQ(p["server_user_us_per_op"].get<double>(), 4.5);
+  EXPECT_DOUBLE_EQ(p["server_sys_us_per_op"].get<double>(), 15.5);
+  EXPECT_DOUBLE_EQ(p["server_syscalls_per_op"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(p["server_sleeps_per_op"].get<double>(), 0.125);
+  const std::string ptext = ReportToText(r);
+  EXPECT_NE(ptext.find("split       user 4.50  system 15.50 us/op"), std::string::npos) << ptext;
+  EXPECT_NE(ptext.find("2.000 read/write system calls, 0.125 sleeps"), std::string::npos) << ptext;
 
   // Not measured: null figures and the reason.
   BenchReport none;

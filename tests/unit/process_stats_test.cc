@@ -65,6 +65,20 @@ TEST(ProcStatTest, ParsesStatmAndBootTime) {
   EXPECT_FALSE(ParseBootTime("btime soon\n").has_value());
 }
 
+TEST(ProcStatTest, ParsesNamedCountersOfIoAndStatus) {
+  const char* io = "rchar: 5000\nwchar: 300\nsyscr: 12\nsyscw: 7\nread_bytes: 0\n";
+  EXPECT_EQ(ParseProcCounter(io, "syscr"), 12u);
+  EXPECT_EQ(ParseProcCounter(io, "syscw"), 7u);
+  EXPECT_FALSE(ParseProcCounter(io, "sysc").has_value());  // a whole name, not a prefix
+  const char* status =
+      "Name:\tchord-node\nvoluntary_ctxt_switches:\t42\nnonvoluntary_ctxt_switches:\t9\n";
+  EXPECT_EQ(ParseProcCounter(status, "voluntary_ctxt_switches"), 42u);
+  EXPECT_EQ(ParseProcCounter(status, "nonvoluntary_ctxt_switches"), 9u);
+  EXPECT_FALSE(ParseProcCounter("syscr: many\n", "syscr").has_value());
+  EXPECT_FALSE(ParseProcCounter("syscr: 1 2\n", "syscr").has_value());
+  EXPECT_FALSE(ParseProcCounter("", "syscr").has_value());
+}
+
 // Burns some CPU time in this thread.
 uint64_t Spin() {
   volatile uint64_t x = 0;

@@ -81,6 +81,10 @@ nlohmann::ordered_json ReportToJson(const BenchReport& r) {
   j["server_processes"] = r.server_processes;
   j["server_cpu_s"] = opt(r.server_cpu_s);
   j["server_cpu_us_per_op"] = opt(r.server_cpu_us_per_op);
+  j["server_user_us_per_op"] = opt(r.server_user_us_per_op);
+  j["server_sys_us_per_op"] = opt(r.server_sys_us_per_op);
+  j["server_syscalls_per_op"] = opt(r.server_syscalls_per_op);
+  j["server_sleeps_per_op"] = opt(r.server_sleeps_per_op);
   j["server_rss_bytes"] = opt(r.server_rss_bytes);
   j["preload_rss_bytes"] = opt(r.preload_rss_bytes);
   j["bytes_per_key"] = opt(r.bytes_per_key);
@@ -123,6 +127,17 @@ std::string ReportToText(const BenchReport& r) {
            Fixed(r.server_cpu_s.value_or(0), 2) + " s over " + std::to_string(r.server_processes) +
            (r.server_processes == 1 ? " process" : " processes") + ", from " + r.server_source +
            ")\n";
+  }
+  if (r.server_user_us_per_op && r.server_sys_us_per_op) {
+    out += "  split       user " + Fixed(*r.server_user_us_per_op, 2) + "  system " +
+           Fixed(*r.server_sys_us_per_op, 2) + " us/op\n";
+  }
+  if (r.server_syscalls_per_op || r.server_sleeps_per_op) {
+    const auto shown = [](const std::optional<double>& v) {
+      return v ? Fixed(*v, 3) : std::string("unknown");
+    };
+    out += "  per op      " + shown(r.server_syscalls_per_op) + " read/write system calls, " +
+           shown(r.server_sleeps_per_op) + " sleeps (voluntary context switches)\n";
   }
   if (r.bytes_per_key) {
     out += "  bytes/key   " + Fixed(*r.bytes_per_key, 1) + " (resident memory grew " +

@@ -36,10 +36,16 @@ struct BenchReport {
   size_t server_processes = 0;                 // processes whose figures were summed
   std::optional<double> server_cpu_s;          // CPU seconds spent in the measured window
   std::optional<double> server_cpu_us_per_op;  // ... per successful operation
-  std::optional<double> preload_rss_bytes;     // resident-memory growth over the preload
-  std::optional<double> bytes_per_key;         // ... per key preloaded
-  std::optional<uint64_t> server_rss_bytes;    // resident memory at the end of the run
-  std::string server_cost_error;               // why the figures are missing, when they are
+  // With --server-pid (from /proc), per successful operation: the CPU split into user and
+  // system time, read/write system calls, and sleeps (voluntary context switches).
+  std::optional<double> server_user_us_per_op;
+  std::optional<double> server_sys_us_per_op;
+  std::optional<double> server_syscalls_per_op;
+  std::optional<double> server_sleeps_per_op;
+  std::optional<double> preload_rss_bytes;   // resident-memory growth over the preload
+  std::optional<double> bytes_per_key;       // ... per key preloaded
+  std::optional<uint64_t> server_rss_bytes;  // resident memory at the end of the run
+  std::string server_cost_error;             // why the figures are missing, when they are
 };
 
 nlohmann::ordered_json ReportToJson(const BenchReport& report);

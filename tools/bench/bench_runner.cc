@@ -338,6 +338,11 @@ Result<BenchReport> BenchRunner::Run() {
     report.server_cpu_s = window_end.cpu_seconds - window_start.cpu_seconds;
     report.server_cpu_us_per_op = CpuMicrosPerOp(window_start, window_end, report.ops);
     report.server_rss_bytes = window_end.resident_bytes;
+    const ServerBreakdown split = BreakdownPerOp(window_start, window_end, report.ops);
+    report.server_user_us_per_op = split.user_us_per_op;
+    report.server_sys_us_per_op = split.system_us_per_op;
+    report.server_syscalls_per_op = split.syscalls_per_op;
+    report.server_sleeps_per_op = split.sleeps_per_op;
   }
   return report;
 }

@@ -16,6 +16,40 @@ std::optional<double> CpuMicrosPerOp(const ServerReading& before, const ServerRe
   return (after.cpu_seconds - before.cpu_seconds) * 1e6 / static_cast<double>(ops);
 }
 
+namespace {
+
+// (after - before) * scale / ops, when both are known, ops > 0 and the count did not go back.
+template <typename T>
+std::optional<double> DeltaPerOp(const std::optional<T>& before, const std::optional<T>& after,
+                                 uint64_t ops, double scale) {
+  if (ops == 0 || !before || !after || *after < *before) return std::nullopt;
+  return static_cast<double>(*after - *before) * scale / static_cast<double>(ops);
+}
+
+// Adds `part` to *sum; once a part is unknown, the sum is too.
+template <typename T>
+void AddKnown(std::optional<T>* sum, const std::optional<T>& part, bool first) {
+  if (first) {
+    *sum = part;
+  } else if (*sum && part) {
+    **sum += *part;
+  } else {
+    sum->reset();
+  }
+}
+
+}  // namespace
+
+ServerBreakdown BreakdownPerOp(const ServerReading& before, const ServerReading& after,
+                               uint64_t ops) {
+  ServerBreakdown b;
+  b.user_us_per_op = DeltaPerOp(before.user_seconds, after.user_seconds, ops, 1e6);
+  b.system_us_per_op = DeltaPerOp(before.system_seconds, after.system_seconds, ops, 1e6);
+  b.syscalls_per_op = DeltaPerOp(before.io_syscalls, after.io_syscalls, ops, 1.0);
+  b.sleeps_per_op = DeltaPerOp(before.voluntary_switches, after.voluntary_switches, ops, 1.0);
+  return b;
+}
+
 std::optional<double> BytesPerKey(const ServerReading& before, const ServerReading& after,
                                   uint64_t keys) {
   if (keys == 0) return std::nullopt;
@@ -69,8 +103,13 @@ Result<ServerReading> ServerCostProbe::Read() const {
     for (int pid : pids_) {
       Result<ProcReading> r = ReadProcStat(pid);
       if (!r.ok()) return r.status();
+      const bool first = sum.processes == 0;
       sum.cpu_seconds += r->cpu_seconds;
       sum.resident_bytes += r->resident_bytes;
+      AddKnown(&sum.user_seconds, std::optional<double>(r->user_seconds), first);
+      AddKnown(&sum.system_seconds, std::optional<double>(r->system_seconds), first);
+      AddKnown(&sum.io_syscalls, r->io_syscalls, first);
+      AddKnown(&sum.voluntary_switches, r->voluntary_switches, first);
       ++sum.processes;
     }
     return sum;

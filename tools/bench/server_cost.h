@@ -16,12 +16,30 @@
 
 namespace chord::bench {
 
-// The sum over the measured processes at one moment.
+// The sum over the measured processes at one moment. The split of the CPU time and the
+// counters of system calls and sleeps come from /proc (--server-pid) only: a node's status
+// gives its CPU time as one figure. Each is unknown when any process's could not be read.
 struct ServerReading {
   double cpu_seconds = 0;
   uint64_t resident_bytes = 0;
   size_t processes = 0;
+  std::optional<double> user_seconds;
+  std::optional<double> system_seconds;
+  std::optional<uint64_t> io_syscalls;         // read- and write-family system calls
+  std::optional<uint64_t> voluntary_switches;  // sleeps: each one a wake-up later
 };
+
+// Where the servers' CPU went per operation, from two readings of /proc: user and system
+// microseconds, read- and write-family system calls, and sleeps (voluntary context
+// switches). Each is nullopt when a reading lacks it, without ops, or when it went backwards.
+struct ServerBreakdown {
+  std::optional<double> user_us_per_op;
+  std::optional<double> system_us_per_op;
+  std::optional<double> syscalls_per_op;
+  std::optional<double> sleeps_per_op;
+};
+ServerBreakdown BreakdownPerOp(const ServerReading& before, const ServerReading& after,
+                               uint64_t ops);
 
 // Server CPU microseconds per operation: the CPU-seconds delta over `ops`; nullopt without ops
 // or when the CPU time went backwards (a process restarted).
