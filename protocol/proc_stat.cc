@@ -115,23 +115,6 @@ Result<ProcReading> ReadProcStat(int pid) {
   r.cpu_seconds = static_cast<double>(f->utime_ticks + f->stime_ticks) * tick_s;
   r.user_seconds = static_cast<double>(f->utime_ticks) * tick_s;
   r.system_seconds = static_cast<double>(f->stime_ticks) * tick_s;
-  if (const std::optional<std::string> io = ReadFile(dir + "/io")) {
-    const auto reads = ParseProcCounter(*io, "syscr"), writes = ParseProcCounter(*io, "syscw");
-    if (reads && writes) r.io_syscalls = *reads + *writes;
-  }
-  // A status file counts one thread's switches: summed over the process's threads.
-  std::error_code ec;
-  uint64_t switches = 0;
-  bool all_read = true;
-  for (const auto& task : std::filesystem::directory_iterator(dir + "/task", ec)) {
-    const std::optional<std::string> status = ReadFile(task.path().string() + "/status");
-    const std::optional<uint64_t> n =
-        status ? ParseProcCounter(*status, "voluntary_ctxt_switches") : std::nullopt;
-    // A thread that ended since the listing has no file any more; its switches are gone.
-    if (!n && status) all_read = false;
-    switches += n.value_or(0);
-  }
-  if (!ec && all_read) r.voluntary_switches = switches;
   r.resident_bytes = resident_pages * static_cast<uint64_t>(page > 0 ? page : 4096);
   r.virtual_bytes = f->virtual_bytes;
   if (const std::optional<std::string> proc_stat = ReadFile("/proc/stat")) {
@@ -141,6 +124,31 @@ Result<ProcReading> ReadProcStat(int pid) {
     }
   }
   return r;
+}
+
+ProcCounters ReadProcCounters(int pid) {
+  const std::string dir = pid == 0 ? "/proc/self" : "/proc/" + std::to_string(pid);
+  ProcCounters c;
+  if (const std::optional<std::string> io = ReadFile(dir + "/io")) {
+    const auto reads = ParseProcCounter(*io, "syscr"), writes = ParseProcCounter(*io, "syscw");
+    if (reads && writes) c.io_syscalls = *reads + *writes;
+  }
+  // A status file counts one thread's switches: summed over the process's threads. Any error
+  // of the walk (the process ended meanwhile) leaves the figure unknown.
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir + "/task", ec);
+  uint64_t switches = 0;
+  bool all_read = !ec;
+  for (; all_read && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    // A thread that ended since the listing has no file any more and no switches to add.
+    const std::optional<std::string> status = ReadFile(it->path().string() + "/status");
+    if (!status) continue;
+    const std::optional<uint64_t> n = ParseProcCounter(*status, "voluntary_ctxt_switches");
+    if (!n) all_read = false;
+    switches += n.value_or(0);
+  }
+  if (all_read && !ec) c.voluntary_switches = switches;
+  return c;
 }
 
 }  // namespace chord

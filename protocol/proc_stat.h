@@ -44,21 +44,28 @@ struct ProcReading {
   double cpu_seconds = 0;     // utime + stime
   double user_seconds = 0;    // utime
   double system_seconds = 0;  // stime
-  // Read- and write-family system calls so far (syscr + syscw of /proc/PID/io): unknown when
-  // the file cannot be read (another user's process, or a kernel without task I/O accounting).
-  std::optional<uint64_t> io_syscalls;
-  // Times the process's threads gave the CPU up to wait (voluntary_ctxt_switches of each
-  // /proc/PID/task/TID/status, summed): each is a sleep and a wake-up.
-  std::optional<uint64_t> voluntary_switches;
   uint64_t resident_bytes = 0;
   uint64_t virtual_bytes = 0;
   double start_time_seconds = 0;  // since the Unix epoch; 0 when the boot time is unknown
 };
 
-// Reads /proc/<pid>/stat and /proc/<pid>/statm, and /proc/<pid>/io and its threads' status
-// files where they can be read (pid 0: /proc/self). NotFound when the process does not exist (or
-// /proc is not mounted).
+// Reads /proc/<pid>/stat and /proc/<pid>/statm (pid 0: /proc/self). NotFound when the process
+// does not exist (or /proc is not mounted).
 Result<ProcReading> ReadProcStat(int pid);
+
+// What a process did so far, for chord-bench's breakdown of a server's cost (not read by the
+// node's own metrics: it walks every thread). Each is unknown when it cannot be read.
+struct ProcCounters {
+  // Read- and write-family system calls (syscr + syscw of /proc/PID/io): unknown for another
+  // user's process or on a kernel without task I/O accounting.
+  std::optional<uint64_t> io_syscalls;
+  // Times the process's threads gave the CPU up to wait (voluntary_ctxt_switches of each
+  // /proc/PID/task/TID/status, summed): each is a sleep and a wake-up. A thread that ends
+  // between two readings takes its count with it, so a server that starts and ends threads
+  // under load reads low; chord-node's and redis-server's threads live as long as they do.
+  std::optional<uint64_t> voluntary_switches;
+};
+ProcCounters ReadProcCounters(int pid);
 
 }  // namespace chord
 

@@ -17,7 +17,8 @@
 #   data growth: 3 nodes, R=3, --memory and RocksDB, gets of SMALL_KEYS hot keys by 16 clients
 #   after loading SMALL_KEYS and then BIG_KEYS keys (anti-entropy on its default period);
 #   COST_ROUNDS paired rounds of the rows the cost targets compare (redis SET and GET, one
-#   chord-node's put and get, a 3-node ring's direct put and get), one right after the other;
+#   chord-node's put and get, a 3-node ring's direct put and get), one right after the other,
+#   with the GET load spread over three redis-servers as a reference;
 # all with the same client count (and client threads), value size and key space. Prints a table
 # of ops/s and latency percentiles with the ratio of each chord figure to Redis's (chord /
 # redis), and the cost table of issue 16: server CPU microseconds per operation (utime + stime
@@ -40,9 +41,10 @@
 #   SMALL_KEYS      keys loaded, and hot keys read, in the data-growth table (default 1000)
 #   BIG_KEYS        keys loaded in the data-growth table's large runs (default 1000000)
 #   COST_ROUNDS     paired rounds of the cost targets (default 3, at most 20; 0 skips them):
-#                   each round measures redis SET and GET, one chord-node's put and get and a
-#                   3-node ring's direct put and get one right after the other; a table gives
-#                   each round's CPU ratios and their medians
+#                   each round measures redis SET and GET, the GET load spread over three
+#                   redis-servers (a reference), one chord-node's put and get and a 3-node
+#                   ring's direct put and get one right after the other; a table gives each
+#                   round's CPU ratios and their medians
 #   WAIT_S          bound of every wait for a process to be ready, in seconds (default 30)
 #   CHORD_BIN_DIR   use the binaries of this build directory and skip installing and building
 #   JOBS            parallel build jobs (default: number of CPUs)
@@ -217,16 +219,19 @@ proc_split() {
   local times calls sleeps
   times="$(awk -v tck="$CLK_TCK" '{ sub(/^.*\) /, ""); printf "%.6f %.6f", $12 / tck, $13 / tck }' \
     "/proc/$1/stat")"
-  calls="$(awk '$1 == "syscr:" || $1 == "syscw:" { n += $2; k++ } END { print (k == 2) ? n : "-" }' \
-    "/proc/$1/io" 2>/dev/null || echo -)"
+  calls="$(awk '$1 == "syscr:" || $1 == "syscw:" { n += $2; k++ }
+    END { if (k == 2) printf "%.0f", n; else print "-" }' "/proc/$1/io" 2>/dev/null || echo -)"
   sleeps="$(cat /proc/"$1"/task/*/status 2>/dev/null |
-    awk '$1 == "voluntary_ctxt_switches:" { n += $2; k++ } END { print k ? n : "-" }')"
+    awk '$1 == "voluntary_ctxt_switches:" { n += $2; k++ }
+      END { if (k) printf "%.0f", n; else print "-" }')"
   echo "$times ${calls:--} ${sleeps:--}"
 }
-# per_op A B N SCALE: (B - A) * SCALE / N with 3 decimals, "" when A or B is "-".
+# per_op A B N SCALE: (B - A) * SCALE / N with 3 decimals; "" when A or B is unknown ("-" or
+# empty) or N is not positive.
 per_op() {
-  awk -v a="$1" -v b="$2" -v n="$3" -v s="$4" \
-    'BEGIN { if (a == "-" || b == "-" || n <= 0) exit; printf "%.3f", (b - a) * s / n }'
+  awk -v a="$1" -v b="$2" -v n="$3" -v s="$4" 'BEGIN {
+    if (a == "-" || b == "-" || a == "" || b == "" || n <= 0) exit
+    printf "%.3f", (b - a) * s / n }'
 }
 # proc_rss PID: resident bytes of PID (/proc/PID/statm).
 proc_rss() { awk -v page="$PAGE_SIZE" '{ printf "%d", $2 * page }' "/proc/$1/statm"; }
@@ -305,34 +310,43 @@ run_redis() {
 }
 
 # run_redis_split ROW REQUESTS: the load of one GET run spread over three redis-servers, as a
-# 3-node ring spreads a direct get's: three redis-benchmark processes at once, one per server,
-# CLIENTS clients in all, REQUESTS in all (after a SET of the keys into each); the servers' CPU
-# time and counters summed. It shows what splitting one server's work over three processes
-# costs on this machine, whatever the server (a reference for the 3-node get's target).
+# 3-node ring spreads a direct get's: one redis-benchmark process per server, all at once,
+# CLIENTS clients in all (fewer servers when CLIENTS < 3), REQUESTS in all, after the same
+# warm-up and SET load as the single server's GET run had (so the keys are there); the
+# servers' CPU time and counters summed. It shows what splitting one server's work over
+# several processes costs on this machine, whatever the server (a reference for the 3-node
+# get's target).
 run_redis_split() {
-  local row="$1" n="$2" i c port pid ports=() pids=() bench_pids=() each=$(($2 / 3))
-  local cpu0=0 cpu1=0 u0=0 s0=0 c0=0 z0=0 u1=0 s1=0 c1=0 z1=0 u s k z ok=1
-  for i in 0 1 2; do
+  local row="$1" i c pid servers=$((CLIENTS < 3 ? CLIENTS : 3)) ports=() pids=() bench_pids=()
+  local each n cpu0=0 cpu1=0 u0=0 s0=0 c0=0 z0=0 u1=0 s1=0 c1=0 z1=0 u s k z ok=1
+  each=$(($2 / servers))
+  n=$((each * servers))
+  for ((i = 0; i < servers; i++)); do
     start_redis
     ports+=("$REDIS_PORT") pids+=("$REDIS_PID")
     redis_warmup >/dev/null
+    timeout --kill-after=5 $((BENCH_SECONDS * 10 + 120)) redis-benchmark -h "$HOST" \
+      -p "$REDIS_PORT" -t set -n $((REDIS_N[SET] / servers)) -c "$CLIENTS" \
+      --threads "$REDIS_THREADS" -d "$VALUE_SIZE" -r "$KEYS" -P "$PIPELINE" -q >/dev/null ||
+      chord_die "redis-benchmark's SET load of redis-server on port $REDIS_PORT failed"
   done
-  echo "3 x redis-benchmark -t get -n $each, $CLIENTS clients in all, one per redis-server (row: $row)"
+  echo "$servers x redis-benchmark -t get -n $each at once, one per redis-server, $CLIENTS" \
+    "clients in all (row: $row)"
   for pid in "${pids[@]}"; do
     read -r u s k z <<<"$(proc_split "$pid")"
     cpu0="$(awk -v a="$cpu0" -v b="$(proc_cpu_s "$pid")" 'BEGIN { printf "%.6f", a + b }')"
     u0="$(awk -v a="$u0" -v b="$u" 'BEGIN { printf "%.6f", a + b }')"
     s0="$(awk -v a="$s0" -v b="$s" 'BEGIN { printf "%.6f", a + b }')"
-    [[ "$k" == - || "$z" == - ]] && ok=0
-    c0=$((c0 + ${k/-/0})) z0=$((z0 + ${z/-/0}))
+    [[ "$k" =~ ^[0-9]+$ && "$z" =~ ^[0-9]+$ ]] || ok=0
+    ((ok)) && c0=$((c0 + k)) z0=$((z0 + z))
   done
-  for i in 0 1 2; do
-    c=$((CLIENTS / 3 + (i < CLIENTS % 3 ? 1 : 0)))
-    ((c > 0)) || continue
+  for ((i = 0; i < servers; i++)); do
+    c=$((CLIENTS / servers + (i < CLIENTS % servers ? 1 : 0)))
     timeout --kill-after=5 $((BENCH_SECONDS * 10 + 120)) redis-benchmark -h "$HOST" \
       -p "${ports[$i]}" -t get -n "$each" -c "$c" --threads "$c" -d "$VALUE_SIZE" -r "$KEYS" \
       -P "$PIPELINE" -q >/dev/null &
     bench_pids+=($!)
+    PIDS+=($!)  # stopped with the servers if this run dies
   done
   for pid in "${bench_pids[@]}"; do
     wait "$pid" || chord_die "redis-benchmark failed for row \"$row\""
@@ -342,10 +356,9 @@ run_redis_split() {
     cpu1="$(awk -v a="$cpu1" -v b="$(proc_cpu_s "$pid")" 'BEGIN { printf "%.6f", a + b }')"
     u1="$(awk -v a="$u1" -v b="$u" 'BEGIN { printf "%.6f", a + b }')"
     s1="$(awk -v a="$s1" -v b="$s" 'BEGIN { printf "%.6f", a + b }')"
-    [[ "$k" == - || "$z" == - ]] && ok=0
-    c1=$((c1 + ${k/-/0})) z1=$((z1 + ${z/-/0}))
+    [[ "$k" =~ ^[0-9]+$ && "$z" =~ ^[0-9]+$ ]] || ok=0
+    ((ok)) && c1=$((c1 + k)) z1=$((z1 + z))
   done
-  n=$((each * 3))
   CPU[$row]="$(per_op "$cpu0" "$cpu1" "$n" 1e6)"
   USER_CPU[$row]="$(per_op "$u0" "$u1" "$n" 1e6)"
   SYS_CPU[$row]="$(per_op "$s0" "$s1" "$n" 1e6)"
@@ -353,7 +366,7 @@ run_redis_split() {
     CALLS[$row]="$(per_op "$c0" "$c1" "$n" 1)"
     SLEEPS[$row]="$(per_op "$z0" "$z1" "$n" 1)"
   fi
-  echo "  server CPU ${CPU[$row]} us/op over the three"
+  echo "  server CPU ${CPU[$row]} us/op over the $servers"
   stop_all
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -156,18 +157,22 @@ TEST_F(ClusterTest, BenchMeasuresRoutedAndDirectRequestsOnThreeNodes) {
   for (const NodeProcess* n : cluster().nodes()) {
     by_pid.insert(by_pid.end(), {"--server-pid", std::to_string(n->pid())});
   }
+  // (This counts on the runtime reading and writing sockets with read/write calls, which
+  // /proc/PID/io counts.)
   nlohmann::json split = RunAndCheck(cluster(), by_pid, "get", /*direct=*/true);
   if (split.is_object()) {
-    for (const char* field : {"server_user_us_per_op", "server_sys_us_per_op",
-                              "server_syscalls_per_op", "server_sleeps_per_op"}) {
-      ASSERT_TRUE(split[field].is_number()) << field << ": " << split.dump();
-      EXPECT_GE(split[field].get<double>(), 0.0) << field << ": " << split.dump();
-    }
+    ASSERT_TRUE(split["server_user_us_per_op"].is_number()) << split.dump();
+    ASSERT_TRUE(split["server_sys_us_per_op"].is_number()) << split.dump();
+    const bool counted = static_cast<bool>(std::ifstream("/proc/self/io"));
+    EXPECT_EQ(split["server_syscalls_per_op"].is_number(), counted) << split.dump();
+    EXPECT_EQ(split["server_sleeps_per_op"].is_number(), counted) << split.dump();
     EXPECT_NEAR(
         split["server_user_us_per_op"].get<double>() + split["server_sys_us_per_op"].get<double>(),
         split["server_cpu_us_per_op"].get<double>(), 1e-6)
         << split.dump();
-    EXPECT_GE(split["server_syscalls_per_op"].get<double>(), 1.9) << split.dump();
+    if (counted) {
+      EXPECT_GE(split["server_syscalls_per_op"].get<double>(), 1.9) << split.dump();
+    }
   }
   nlohmann::json piped_direct =
       RunAndCheck(cluster(), {"--node", addrs[0], "--pipeline", "4"}, "put", /*direct=*/true);

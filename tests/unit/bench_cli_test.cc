@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -151,10 +152,13 @@ TEST(ServerCostTest, ReadsAServerByPid) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->processes, 2u);
   EXPECT_GT(r->resident_bytes, 2u << 20);  // twice this process
-  // Its own /proc files are readable: the split and the counters are summed over both.
-  ASSERT_TRUE(r->user_seconds && r->system_seconds && r->io_syscalls && r->voluntary_switches);
+  // The split and the counters are summed over both.
+  ASSERT_TRUE(r->user_seconds && r->system_seconds);
   EXPECT_NEAR(*r->user_seconds + *r->system_seconds, r->cpu_seconds, 1e-9);
-  EXPECT_GT(*r->io_syscalls, 0u);  // it read /proc/PID/stat and the others, twice
+  if (std::ifstream("/proc/self/io")) {
+    ASSERT_TRUE(r->io_syscalls && r->voluntary_switches);
+    EXPECT_GT(*r->io_syscalls, 0u);  // it read /proc/PID/stat and the others, twice
+  }
   EXPECT_FALSE(ServerCostProbe::ForPids({1 << 30}).Read().ok());
 }
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,6 +97,27 @@ TEST(ProcStatTest, ReadsThisProcessAndSeesItsCpuTimeGrow) {
   const Result<ProcReading> after = ReadProcStat(getpid());
   ASSERT_TRUE(after.ok()) << after.status().message();
   EXPECT_GT(after->cpu_seconds, before->cpu_seconds);
+}
+
+TEST(ProcStatTest, CountsThisProcessesSystemCallsAndSleeps) {
+  if (!std::ifstream("/proc/self/io")) GTEST_SKIP() << "this kernel gives no /proc/self/io";
+  const ProcCounters before = ReadProcCounters(0);
+  ASSERT_TRUE(before.io_syscalls && before.voluntary_switches);
+  for (int i = 0; i < 5; ++i) ::usleep(2000);  // each sleep gives the CPU up
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  char byte = 'x';
+  ASSERT_EQ(::write(fds[1], &byte, 1), 1);
+  ASSERT_EQ(::read(fds[0], &byte, 1), 1);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  const ProcCounters after = ReadProcCounters(getpid());
+  ASSERT_TRUE(after.io_syscalls && after.voluntary_switches);
+  EXPECT_GE(*after.voluntary_switches, *before.voluntary_switches + 5);
+  EXPECT_GE(*after.io_syscalls, *before.io_syscalls + 2);  // the pipe's write and read at least
+  const ProcCounters gone = ReadProcCounters(1 << 30);
+  EXPECT_FALSE(gone.io_syscalls.has_value());
+  EXPECT_FALSE(gone.voluntary_switches.has_value());
 }
 
 TEST(ProcStatTest, AMissingProcessIsNotFound) {

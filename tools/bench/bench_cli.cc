@@ -83,7 +83,8 @@ int ParseBenchCommandLine(int argc, const char* const* argv, BenchOptions* optio
       ->check(CLI::Range(uint64_t{1}, kMaxKeys));
   app.add_option("--server-pid", options->server_pids,
                  "read the servers' CPU time and memory from /proc/PID/stat of this process "
-                 "(repeat) instead of from the status of every node of the ring")
+                 "(repeat) instead of from the status of every node of the ring; also splits "
+                 "the CPU into user and system time and counts system calls and sleeps")
       ->check(CLI::Range(1, 1 << 30));
   bool no_server_cost = false;
   app.add_flag("--no-server-cost", no_server_cost, "do not read the servers' CPU time and memory");

@@ -108,8 +108,9 @@ Result<ServerReading> ServerCostProbe::Read() const {
       sum.resident_bytes += r->resident_bytes;
       AddKnown(&sum.user_seconds, std::optional<double>(r->user_seconds), first);
       AddKnown(&sum.system_seconds, std::optional<double>(r->system_seconds), first);
-      AddKnown(&sum.io_syscalls, r->io_syscalls, first);
-      AddKnown(&sum.voluntary_switches, r->voluntary_switches, first);
+      const ProcCounters counters = ReadProcCounters(pid);
+      AddKnown(&sum.io_syscalls, counters.io_syscalls, first);
+      AddKnown(&sum.voluntary_switches, counters.voluntary_switches, first);
       ++sum.processes;
     }
     return sum;

@@ -1,6 +1,7 @@
 // ServerCost: what the servers under a chord-bench run spent: their CPU time and resident
-// memory, read before and after the preload and the measured window, and the arithmetic that
-// turns two readings into CPU microseconds per operation and bytes per key. The readings come
+// memory (and, read by PID, the CPU's split into user and system time, system calls and
+// sleeps), read before and after the preload and the measured window, and the arithmetic that
+// turns two readings into figures per operation and bytes per key. The readings come
 // from every process of the ring (the status of each, HOST:PORT counted once however many
 // vnodes it runs), or from /proc/PID/stat of given PIDs (--server-pid), which measures any
 // server, redis-server too, the same way. Blocking; one thread.
