@@ -310,6 +310,11 @@ void DataService::OnTimer(OpRef ref) {
 void DataService::Finish(uint64_t id, wire::DataResponse&& response) {
   DataOp& op = ops_[id];
   response.set_hops(static_cast<uint32_t>(op.hops));
+  // An answer relayed from another node names the key's owner it went to (an owner's own
+  // answer does not name it: its requester knows whom it asked).
+  if (!response.has_owner() && !op.owner.addr.empty() && !(op.owner == ctx_.self())) {
+    op.owner.ToWire(response.mutable_owner());
+  }
   ctx_.out.Reply(op.from, op.request.request_id(), msg::Data(std::move(response)));
   ctx_.coordinated().Release(op.held_bytes);
   ops_.erase(id);

@@ -46,7 +46,8 @@ void OwnerService::OnDataDone(OpRef op, wire::DataResponse&& response) {
 }
 
 void OwnerService::Answer(OpRef requester, wire::DataResponse&& response) {
-  if (!response.has_owner()) ctx_.self().ToWire(response.mutable_owner());
+  // The answer does not name this node: whoever asked it knows whom it asked (a coordinator
+  // that relays it names the owner, DataService::Finish).
   // A direct request's answer is queued for its requester at once (nothing of this service
   // runs after it); a DataOp's is a completion, delivered once the current input settles.
   if (requester.kind == OpKind::kDirect && requester.id == serving_.id) {
@@ -61,7 +62,6 @@ wire::DataResponse OwnerService::ReadLocal(const Id& key_id, const std::string& 
                                            bool replica_read, wire::Record* record,
                                            Status* status) {
   wire::DataResponse resp;
-  ctx_.self().ToWire(resp.mutable_owner());
   *status = ctx_.store()->Get(key_id, key, record);
   // An expired value reads exactly like the tombstone its expiry leaves (at version + 1).
   const bool expired = status->ok() && !record->deleted() && !RecordLive(*record, ctx_.now.wall_ms);

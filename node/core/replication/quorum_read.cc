@@ -70,7 +70,6 @@ void QuorumRead::Finish(uint64_t id) {
   ops_.erase(id);
   const auto answered = static_cast<uint32_t>(op.answers.size() + 1);
   wire::DataResponse resp;
-  ctx_.self().ToWire(resp.mutable_owner());
   resp.set_acks(answered);
   resp.set_required(op.needed);
   if (answered < op.needed) {

@@ -32,7 +32,7 @@ void ReplicaReads::ReadMiss(const std::string& key, wire::DataResponse not_found
   const uint64_t id = next_id_++;
   ReadOp& op = ops_[id];
   op.requester = requester;
-  op.keep_owner = true;
+  op.owner_miss = true;
   // Our own NOT_FOUND is the answer only if a replica confirms it (or has nothing newer): a
   // new owner may lack keys it was not handed yet, so with no replica answering, "not found"
   // would be a guess (Finish answers UNAVAILABLE, and the coordinator tries again).
@@ -68,9 +68,7 @@ void ReplicaReads::OnRpc(OpRef ref, const wire::Envelope* response) {
     // The newest version seen wins; a tombstone is a NOT_FOUND with a version.
     if ((d.code() == wire::OK || d.code() == wire::NOT_FOUND) &&
         (!op.any || d.version() > op.best.version())) {
-      wire::NodeInfo owner = op.best.owner();
       op.best = d;
-      if (op.keep_owner) *op.best.mutable_owner() = std::move(owner);
       op.any = true;
     }
   }
@@ -81,14 +79,14 @@ void ReplicaReads::Finish(uint64_t id) {
   ReadOp op = std::move(ops_[id]);
   ops_.erase(id);
   std::string unavailable;  // why the answer is UNAVAILABLE, if it is
-  if (op.any && !op.keep_owner && op.best.code() == wire::NOT_FOUND && op.best.version() == 0) {
+  if (op.any && !op.owner_miss && op.best.code() == wire::NOT_FOUND && op.best.version() == 0) {
     // A fall-back read asks the holders named by a lookup that reached a dead or departed
     // owner: they may be stale, or new members that were not handed the key yet. That none of
     // them holds a record (not even a tombstone) proves nothing: the coordinator tries again,
     // and once the ring has noticed, the new owner answers (asking the replicas it lacks).
     unavailable = "the key's owner did not answer and the replicas asked hold no record of it";
   } else if (!op.any) {
-    unavailable = op.keep_owner ? "the owner " + ctx_.self().addr +
+    unavailable = op.owner_miss ? "the owner " + ctx_.self().addr +
                                       " holds no copy of the key and none of its replicas "
                                       "answered; retry"
                                 : "neither the key's owner nor its replicas answered";

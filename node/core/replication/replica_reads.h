@@ -37,7 +37,7 @@ class ReplicaReads {
     OpRef requester;
     size_t pending = 0;
     bool any = false;         // a holder answered with its copy (or its absence)
-    bool keep_owner = false;  // a miss read: the answer names this node as the owner
+    bool owner_miss = false;  // a miss read by the owner (ReadMiss), not a fall-back read
     wire::DataResponse best;
   };
 

@@ -178,7 +178,6 @@ void WriteCoordinator::Settle(uint64_t id) {
     resp.set_error(std::move(why));
     resp.set_acks(counted);
     resp.set_required(w.needed);
-    ctx_.self().ToWire(resp.mutable_owner());
     return Answer(id, std::move(resp));
   }
   wire::DataResponse resp;
@@ -188,7 +187,6 @@ void WriteCoordinator::Settle(uint64_t id) {
   resp.set_version(w.record.version());
   if (w.record.expires_unix_ms() != 0) resp.set_expires_unix_ms(w.record.expires_unix_ms());
   if (w.outranked) resp.set_superseded_by(w.superseded_by);
-  ctx_.self().ToWire(resp.mutable_owner());
   Answer(id, std::move(resp));
 }
 
