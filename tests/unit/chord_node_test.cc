@@ -373,8 +373,8 @@ TEST(ChordNodeTest, OversizedKeysAndValuesAreRejectedWithAReason) {
 
 // A client's get or put of a key the asked node owns is served there, in no hops (before, the
 // owner looked the key up like any node: a hop to its predecessor and back); a get of any other
-// key is looked up. Both read the value written, answered by the owner computed here from the
-// sorted ids.
+// key is looked up. Both read the value written; the answer relayed by the other node names the
+// owner computed here from the sorted ids (the owner's own answer names nobody).
 TEST(ChordNodeTest, AGetOfAKeyTheNodeOwnsIsServedWithoutALookup) {
   SimNetwork net(Net(10));
   const std::vector<std::string> addrs = JoinOneByOne(net, 5);

@@ -211,7 +211,15 @@ TEST(ReplicationTest, ReadsFallBackToReplicasWhileTheOwnerIsDeadAndUnnoticed) {
     EXPECT_EQ(r->value(), "value-" + k.substr(4));
     const Id kid = Id::Sha1(k);
     auto it = std::lower_bound(ring.begin(), ring.end(), std::make_pair(kid, std::string()));
-    if ((it == ring.end() ? ring.front() : *it).second == victim) ++owned_by_victim;
+    const std::string key_owner = (it == ring.end() ? ring.front() : *it).second;
+    if (key_owner == victim) {
+      ++owned_by_victim;
+      EXPECT_FALSE(r->has_owner()) << k << ": read from the replicas, named " << r->owner().addr();
+    } else if (key_owner != Addr(1)) {
+      EXPECT_EQ(r->owner().addr(), key_owner) << k;  // relayed from the owner, which is named
+    } else {
+      EXPECT_FALSE(r->has_owner()) << k;  // the asked node's own answer
+    }
   }
   EXPECT_GT(owned_by_victim, 0);  // some reads really had a dead owner
 }

@@ -202,7 +202,11 @@ void DataService::OnForwarded(uint64_t id, const wire::Envelope* response) {
   if (!response->has_data_resp()) {
     return Retry(id, "the key's owner " + owner.addr + " sent an unexpected answer");
   }
-  OnAnswer(id, wire::DataResponse(response->data_resp()));
+  // The answer relayed names the node that gave it, the one it was forwarded to (an answer a
+  // node gives itself names nobody: its requester knows whom it asked).
+  wire::DataResponse answer(response->data_resp());
+  owner.ToWire(answer.mutable_owner());
+  OnAnswer(id, std::move(answer));
 }
 
 void DataService::OnDataDone(OpRef ref, wire::DataResponse&& response) {
@@ -310,11 +314,6 @@ void DataService::OnTimer(OpRef ref) {
 void DataService::Finish(uint64_t id, wire::DataResponse&& response) {
   DataOp& op = ops_[id];
   response.set_hops(static_cast<uint32_t>(op.hops));
-  // An answer relayed from another node names the key's owner it went to (an owner's own
-  // answer does not name it: its requester knows whom it asked).
-  if (!response.has_owner() && !op.owner.addr.empty() && !(op.owner == ctx_.self())) {
-    op.owner.ToWire(response.mutable_owner());
-  }
   ctx_.out.Reply(op.from, op.request.request_id(), msg::Data(std::move(response)));
   ctx_.coordinated().Release(op.held_bytes);
   ops_.erase(id);

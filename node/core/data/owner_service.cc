@@ -132,7 +132,6 @@ bool OwnerService::Conditioned(const wire::Envelope& request, const Id& key_id,
 wire::DataResponse OwnerService::NotOwner(const Id& key_id) {
   const RingState& ring = ctx_.ring;
   wire::DataResponse resp;
-  ring.self.ToWire(resp.mutable_owner());
   resp.set_code(wire::NOT_OWNER);
   resp.set_error(ring.awaiting_transfer ? ring.self.addr + " is still receiving its keys"
                                         : ring.self.addr + " does not own the key");
@@ -151,7 +150,7 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester,
                          std::optional<Id> known_id) {
   const RingState& ring = ctx_.ring;
   const std::string& key = msg::DataKey(request);
-  wire::DataResponse resp;  // Answer names this node as the owner
+  wire::DataResponse resp;
   if (!KeyProblem(key).empty() ||
       (request.has_put() && request.put().value().size() > ctx_.config.max_value_bytes)) {
     resp.set_code(wire::INVALID);

@@ -69,6 +69,7 @@ void ReplicaReads::OnRpc(OpRef ref, const wire::Envelope* response) {
     if ((d.code() == wire::OK || d.code() == wire::NOT_FOUND) &&
         (!op.any || d.version() > op.best.version())) {
       op.best = d;
+      op.best.clear_owner();  // a node's own answer names nobody (an older node named itself)
       op.any = true;
     }
   }
