@@ -316,9 +316,26 @@ run_redis() {
 # servers' CPU time and counters summed. It shows what splitting one server's work over
 # several processes costs on this machine, whatever the server (a reference for the 3-node
 # get's target).
+# split_sum PID...: "CPU_S USER_S SYSTEM_S CALLS SLEEPS" summed over the PIDs (proc_cpu_s and
+# proc_split of each); CALLS and SLEEPS are "-" when any process's could not be read.
+split_sum() {
+  local pid u s k z cpu=0 user=0 sys=0 calls=0 sleeps=0
+  for pid in "$@"; do
+    read -r u s k z <<<"$(proc_split "$pid")"
+    cpu="$(awk -v a="$cpu" -v b="$(proc_cpu_s "$pid")" 'BEGIN { printf "%.6f", a + b }')"
+    user="$(awk -v a="$user" -v b="$u" 'BEGIN { printf "%.6f", a + b }')"
+    sys="$(awk -v a="$sys" -v b="$s" 'BEGIN { printf "%.6f", a + b }')"
+    if [[ "$calls" != - && "$k" =~ ^[0-9]+$ && "$z" =~ ^[0-9]+$ ]]; then
+      calls=$((calls + k)) sleeps=$((sleeps + z))
+    else
+      calls=- sleeps=-
+    fi
+  done
+  echo "$cpu $user $sys $calls $sleeps"
+}
 run_redis_split() {
   local row="$1" i c pid servers=$((CLIENTS < 3 ? CLIENTS : 3)) ports=() pids=() bench_pids=()
-  local each n cpu0=0 cpu1=0 u0=0 s0=0 c0=0 z0=0 u1=0 s1=0 c1=0 z1=0 u s k z ok=1
+  local each n cpu0 cpu1 u0 s0 c0 z0 u1 s1 c1 z1
   each=$(($2 / servers))
   n=$((each * servers))
   for ((i = 0; i < servers; i++)); do
@@ -332,14 +349,7 @@ run_redis_split() {
   done
   echo "$servers x redis-benchmark -t get -n $each at once, one per redis-server, $CLIENTS" \
     "clients in all (row: $row)"
-  for pid in "${pids[@]}"; do
-    read -r u s k z <<<"$(proc_split "$pid")"
-    cpu0="$(awk -v a="$cpu0" -v b="$(proc_cpu_s "$pid")" 'BEGIN { printf "%.6f", a + b }')"
-    u0="$(awk -v a="$u0" -v b="$u" 'BEGIN { printf "%.6f", a + b }')"
-    s0="$(awk -v a="$s0" -v b="$s" 'BEGIN { printf "%.6f", a + b }')"
-    [[ "$k" =~ ^[0-9]+$ && "$z" =~ ^[0-9]+$ ]] || ok=0
-    ((ok)) && c0=$((c0 + k)) z0=$((z0 + z))
-  done
+  read -r cpu0 u0 s0 c0 z0 <<<"$(split_sum "${pids[@]}")"
   for ((i = 0; i < servers; i++)); do
     c=$((CLIENTS / servers + (i < CLIENTS % servers ? 1 : 0)))
     timeout --kill-after=5 $((BENCH_SECONDS * 10 + 120)) redis-benchmark -h "$HOST" \
@@ -351,21 +361,12 @@ run_redis_split() {
   for pid in "${bench_pids[@]}"; do
     wait "$pid" || chord_die "redis-benchmark failed for row \"$row\""
   done
-  for pid in "${pids[@]}"; do
-    read -r u s k z <<<"$(proc_split "$pid")"
-    cpu1="$(awk -v a="$cpu1" -v b="$(proc_cpu_s "$pid")" 'BEGIN { printf "%.6f", a + b }')"
-    u1="$(awk -v a="$u1" -v b="$u" 'BEGIN { printf "%.6f", a + b }')"
-    s1="$(awk -v a="$s1" -v b="$s" 'BEGIN { printf "%.6f", a + b }')"
-    [[ "$k" =~ ^[0-9]+$ && "$z" =~ ^[0-9]+$ ]] || ok=0
-    ((ok)) && c1=$((c1 + k)) z1=$((z1 + z))
-  done
+  read -r cpu1 u1 s1 c1 z1 <<<"$(split_sum "${pids[@]}")"
   CPU[$row]="$(per_op "$cpu0" "$cpu1" "$n" 1e6)"
   USER_CPU[$row]="$(per_op "$u0" "$u1" "$n" 1e6)"
   SYS_CPU[$row]="$(per_op "$s0" "$s1" "$n" 1e6)"
-  if ((ok)); then
-    CALLS[$row]="$(per_op "$c0" "$c1" "$n" 1)"
-    SLEEPS[$row]="$(per_op "$z0" "$z1" "$n" 1)"
-  fi
+  CALLS[$row]="$(per_op "$c0" "$c1" "$n" 1)"
+  SLEEPS[$row]="$(per_op "$z0" "$z1" "$n" 1)"
   echo "  server CPU ${CPU[$row]} us/op over the $servers"
   stop_all
 }
