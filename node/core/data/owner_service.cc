@@ -47,7 +47,7 @@ void OwnerService::OnDataDone(OpRef op, wire::DataResponse&& response) {
 
 void OwnerService::Answer(OpRef requester, wire::DataResponse&& response) {
   // The answer does not name this node: whoever asked it knows whom it asked (a coordinator
-  // that relays it names the owner, DataService::Finish).
+  // that relays it names the node it forwarded to, DataService::OnForwarded).
   // A direct request's answer is queued for its requester at once (nothing of this service
   // runs after it); a DataOp's is a completion, delivered once the current input settles.
   if (requester.kind == OpKind::kDirect && requester.id == serving_.id) {
