@@ -39,6 +39,9 @@ std::optional<std::string> ReadFile(const std::string& path) {
   return text.str();
 }
 
+// The /proc directory of `pid` (0: this process).
+std::string ProcDir(int pid) { return pid == 0 ? "/proc/self" : "/proc/" + std::to_string(pid); }
+
 }  // namespace
 
 std::optional<ProcStatFields> ParseProcStat(std::string_view text) {
@@ -96,7 +99,7 @@ std::optional<uint64_t> ParseProcCounter(std::string_view text, std::string_view
 }
 
 Result<ProcReading> ReadProcStat(int pid) {
-  const std::string dir = pid == 0 ? "/proc/self" : "/proc/" + std::to_string(pid);
+  const std::string dir = ProcDir(pid);
   const std::optional<std::string> stat = ReadFile(dir + "/stat");
   if (!stat)
     return Status::NotFound("cannot read " + dir + "/stat; is process " + std::to_string(pid) +
@@ -127,7 +130,7 @@ Result<ProcReading> ReadProcStat(int pid) {
 }
 
 ProcCounters ReadProcCounters(int pid) {
-  const std::string dir = pid == 0 ? "/proc/self" : "/proc/" + std::to_string(pid);
+  const std::string dir = ProcDir(pid);
   ProcCounters c;
   if (const std::optional<std::string> io = ReadFile(dir + "/io")) {
     const auto reads = ParseProcCounter(*io, "syscr"), writes = ParseProcCounter(*io, "syscw");

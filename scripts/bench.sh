@@ -204,17 +204,13 @@ json_number() {
   echo "$v"
 }
 
-# proc_cpu_s PID: utime + stime of PID in seconds (/proc/PID/stat; the command name may hold
-# spaces, so fields are counted after its closing parenthesis).
 CLK_TCK="$(getconf CLK_TCK)"
 PAGE_SIZE="$(getconf PAGESIZE)"
-proc_cpu_s() {
-  awk -v tck="$CLK_TCK" '{ sub(/^.*\) /, ""); printf "%.6f", ($12 + $13) / tck }' "/proc/$1/stat"
-}
-# proc_split PID: "USER_S SYSTEM_S CALLS SLEEPS" of PID: its utime and stime in seconds, its
-# read- and write-family system calls (syscr + syscw of /proc/PID/io) and its threads' sleeps
-# (voluntary_ctxt_switches of /proc/PID/task/*/status), as chord-bench reads them for
-# --server-pid; "-" for a figure that cannot be read.
+# proc_split PID: "USER_S SYSTEM_S CALLS SLEEPS" of PID, as chord-bench reads them for
+# --server-pid: its utime and stime in seconds (/proc/PID/stat; the command name may hold
+# spaces, so fields are counted after its closing parenthesis), its read- and write-family
+# system calls (syscr + syscw of /proc/PID/io) and its threads' sleeps (voluntary_ctxt_switches
+# of /proc/PID/task/*/status); "-" for a figure that cannot be read.
 proc_split() {
   local times calls sleeps
   times="$(awk -v tck="$CLK_TCK" '{ sub(/^.*\) /, ""); printf "%.6f %.6f", $12 / tck, $13 / tck }' \
@@ -279,24 +275,23 @@ redis_csv_field() {
 # run_redis ROW TEST REQUESTS PORT PID: one redis-benchmark run of TEST (SET or GET); the
 # server's CPU time per request from /proc/PID/stat before and after.
 run_redis() {
-  local row="$1" test="$2" n="$3" port="$4" pid="$5" out p50ms p99ms line cpu0 cpu1
+  local row="$1" test="$2" n="$3" port="$4" pid="$5" out p50ms p99ms line
   local lower u0 s0 c0 z0 u1 s1 c1 z1
   lower="$(tr '[:upper:]' '[:lower:]' <<<"$test")"
   echo "redis-benchmark -t $lower -n $n -c $CLIENTS --threads $REDIS_THREADS -d $VALUE_SIZE" \
     "-r $KEYS -P $PIPELINE (row: $row)"
-  cpu0="$(proc_cpu_s "$pid")"
   read -r u0 s0 c0 z0 <<<"$(proc_split "$pid")"
   out="$(timeout --kill-after=5 $((BENCH_SECONDS * 10 + 120)) redis-benchmark -h "$HOST" \
     -p "$port" -t "$lower" -n "$n" -c "$CLIENTS" --threads "$REDIS_THREADS" -d "$VALUE_SIZE" \
     -r "$KEYS" -P "$PIPELINE" --csv)" ||
     chord_die "redis-benchmark failed for row \"$row\""
-  cpu1="$(proc_cpu_s "$pid")"
   read -r u1 s1 c1 z1 <<<"$(proc_split "$pid")"
   USER_CPU[$row]="$(per_op "$u0" "$u1" "$n" 1e6)"
   SYS_CPU[$row]="$(per_op "$s0" "$s1" "$n" 1e6)"
   CALLS[$row]="$(per_op "$c0" "$c1" "$n" 1)"
   SLEEPS[$row]="$(per_op "$z0" "$z1" "$n" 1)"
-  CPU[$row]="$(awk -v a="$cpu0" -v b="$cpu1" -v n="$n" 'BEGIN { printf "%.2f", (b - a) * 1e6 / n }')"
+  CPU[$row]="$(awk -v a="$u0 $s0" -v b="$u1 $s1" -v n="$n" 'BEGIN {
+    split(a, x, " "); split(b, y, " "); printf "%.2f", (y[1] + y[2] - x[1] - x[2]) * 1e6 / n }')"
   while IFS= read -r line; do echo "  $line"; done <<<"$out"
   OPS[$row]="$(redis_csv_field "$test" rps "$out")"
   p50ms="$(redis_csv_field "$test" p50_latency_ms "$out")"
@@ -316,13 +311,14 @@ run_redis() {
 # servers' CPU time and counters summed. It shows what splitting one server's work over
 # several processes costs on this machine, whatever the server (a reference for the 3-node
 # get's target).
-# split_sum PID...: "CPU_S USER_S SYSTEM_S CALLS SLEEPS" summed over the PIDs (proc_cpu_s and
-# proc_split of each); CALLS and SLEEPS are "-" when any process's could not be read.
+# split_sum PID...: "CPU_S USER_S SYSTEM_S CALLS SLEEPS" summed over the PIDs (proc_split of
+# each; CPU_S = USER_S + SYSTEM_S); CALLS and SLEEPS are "-" when any process's could not be
+# read.
 split_sum() {
   local pid u s k z cpu=0 user=0 sys=0 calls=0 sleeps=0
   for pid in "$@"; do
     read -r u s k z <<<"$(proc_split "$pid")"
-    cpu="$(awk -v a="$cpu" -v b="$(proc_cpu_s "$pid")" 'BEGIN { printf "%.6f", a + b }')"
+    cpu="$(awk -v a="$cpu" -v b="$u" -v c="$s" 'BEGIN { printf "%.6f", a + b + c }')"
     user="$(awk -v a="$user" -v b="$u" 'BEGIN { printf "%.6f", a + b }')"
     sys="$(awk -v a="$sys" -v b="$s" 'BEGIN { printf "%.6f", a + b }')"
     if [[ "$calls" != - && "$k" =~ ^[0-9]+$ && "$z" =~ ^[0-9]+$ ]]; then

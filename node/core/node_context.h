@@ -34,8 +34,8 @@ struct NodeContext {
         records(store, &versions, &config, &now, &watches),
         out(&ring.self, &now, &metrics, &counters),
         rng(seed),
-        own_coordinated_(cfg.max_request_bytes_in_flight / 2),
-        own_owned_(cfg.max_request_bytes_in_flight / 2) {}
+        own_coordinated_(RequestBudget::HalfLimit(cfg.max_request_bytes_in_flight)),
+        own_owned_(RequestBudget::HalfLimit(cfg.max_request_bytes_in_flight)) {}
   NodeContext(const NodeContext&) = delete;
   NodeContext& operator=(const NodeContext&) = delete;
 

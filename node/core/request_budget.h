@@ -23,6 +23,9 @@ class RequestBudget {
   static constexpr size_t kPerRequestBytes = 512;
 
   explicit RequestBudget(size_t limit) : limit_(std::max<size_t>(limit, 1)) {}
+  // The limit of each of a node's two budgets (requests it coordinates, requests it serves as
+  // owner) when it may hold `max_in_flight` bytes of requests under way.
+  static size_t HalfLimit(size_t max_in_flight) { return max_in_flight / 2; }
 
   // The charge for `request` (a get, put or delete).
   static size_t CostOf(const wire::Envelope& request) {

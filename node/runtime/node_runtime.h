@@ -252,8 +252,9 @@ class NodeRuntime final {
 
   // The process's budgets of requests under way (README "Security"), shared by its vnodes
   // (declared before them: they outlive them).
-  RequestBudget coordinated_budget_{options_.node.max_request_bytes_in_flight / 2};
-  RequestBudget owned_budget_{options_.node.max_request_bytes_in_flight / 2};
+  RequestBudget coordinated_budget_{
+      RequestBudget::HalfLimit(options_.node.max_request_bytes_in_flight)};
+  RequestBudget owned_budget_{RequestBudget::HalfLimit(options_.node.max_request_bytes_in_flight)};
   std::vector<Vnode> vnodes_;  // vnode i at index i
   std::vector<size_t> leave_order_;
   size_t leaving_index_ = 0;  // position in leave_order_ of the vnode leaving now

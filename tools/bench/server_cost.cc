@@ -10,12 +10,6 @@
 
 namespace chord::bench {
 
-std::optional<double> CpuMicrosPerOp(const ServerReading& before, const ServerReading& after,
-                                     uint64_t ops) {
-  if (ops == 0 || after.cpu_seconds < before.cpu_seconds) return std::nullopt;
-  return (after.cpu_seconds - before.cpu_seconds) * 1e6 / static_cast<double>(ops);
-}
-
 namespace {
 
 // (after - before) * scale / ops, when both are known, ops > 0 and the count did not go back.
@@ -39,6 +33,11 @@ void AddKnown(std::optional<T>* sum, const std::optional<T>& part, bool first) {
 }
 
 }  // namespace
+
+std::optional<double> CpuMicrosPerOp(const ServerReading& before, const ServerReading& after,
+                                     uint64_t ops) {
+  return DeltaPerOp(std::optional(before.cpu_seconds), std::optional(after.cpu_seconds), ops, 1e6);
+}
 
 ServerBreakdown BreakdownPerOp(const ServerReading& before, const ServerReading& after,
                                uint64_t ops) {

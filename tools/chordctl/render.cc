@@ -74,8 +74,8 @@ std::string StatusText(const wire::StatusResponse& status) {
                     std::to_string(d.hints_delivered()) + " delivered, " +
                     std::to_string(d.hints_refused()) + " refused");
   line("writes_failed", std::to_string(d.writes_failed()));
-  line("requests_shed",
-       std::to_string(d.requests_shed()) + " (refused: the node held its limit under way)");
+  line("requests_shed", std::to_string(d.requests_shed()) +
+                            " (refused: the node held its limit of requests under way)");
   if (status.has_process()) {
     const auto& p = status.process();
     char cpu[32];
