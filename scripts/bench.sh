@@ -18,7 +18,9 @@
 #   after loading SMALL_KEYS and then BIG_KEYS keys (anti-entropy on its default period);
 #   COST_ROUNDS paired rounds of the rows the cost targets compare (redis SET and GET, one
 #   chord-node's put and get, a 3-node ring's direct put and get), one right after the other,
-#   with the GET load spread over three redis-servers as a reference;
+#   with the GET load spread over three redis-servers, and the 3-node ring's direct put and
+#   get with its nodes under --sched normal (chord-node's default is SCHED_BATCH), as
+#   references;
 # all with the same client count (and client threads), value size and key space. Prints a table
 # of ops/s and latency percentiles with the ratio of each chord figure to Redis's (chord /
 # redis), and the cost table of issue 16: server CPU microseconds per operation (utime + stime
@@ -541,6 +543,14 @@ for ((round = 1; round <= COST_ROUNDS; round++)); do
   run_chord "round $round 3 nodes direct put" --node "${RING[0]}" --op put --direct
   run_chord "round $round 3 nodes direct get" --node "${RING[0]}" --op get --direct
   stop_all
+  # The same ring under the kernel's default scheduling policy instead of chord-node's
+  # default SCHED_BATCH (README "Scheduling"), for reference.
+  NODE_EXTRA_ARGS=(--sched normal)
+  start_ring 3 3
+  run_chord "round $round 3 nodes direct put, sched normal" --node "${RING[0]}" --op put --direct
+  run_chord "round $round 3 nodes direct get, sched normal" --node "${RING[0]}" --op get --direct
+  stop_all
+  NODE_EXTRA_ARGS=()
 done
 
 # ---- memory per key: the same keys and values as redis -----------------------------------------
@@ -745,8 +755,10 @@ if ((COST_ROUNDS > 0)); then
   echo "the other (redis SET and GET, 1 node put and get, 3 nodes R=3 direct put and get), and"
   echo "the median of each ratio over the rounds that measured it (of $COST_ROUNDS)"
   echo "and, for reference, the GET load split over three redis-servers / one (3redis/1redis)"
-  printf '%-8s %13s %13s %9s %9s %15s %18s %15s\n' round redis_get_cpu redis_set_cpu get/GET \
-    put/SET 3node/1node_get replicated_put/SET 3redis/1redis
+  echo "and the two 3-node ratios with the nodes under the kernel's default scheduling policy"
+  echo "(--sched normal) instead of chord-node's default SCHED_BATCH (normal: ...)"
+  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %14s %14s\n' round redis_get_cpu redis_set_cpu \
+    get/GET put/SET 3node/1node_get replicated_put/SET 3redis/1redis normal:3node normal:repl
   declare -A ROUND_RATIOS=()
   for ((round = 1; round <= COST_ROUNDS; round++)); do
     r="round $round"
@@ -755,17 +767,23 @@ if ((COST_ROUNDS > 0)); then
     d="$(ratio "${CPU[$r 3 nodes direct get]:-}" "${CPU[$r 1 node get]:-}")"
     q="$(ratio "${CPU[$r 3 nodes direct put]:-}" "${CPU[$r redis SET]:-}")"
     x="$(ratio "${CPU[$r 3 redis GET]:-}" "${CPU[$r redis GET]:-}")"
+    nd="$(ratio "${CPU[$r 3 nodes direct get, sched normal]:-}" "${CPU[$r 1 node get]:-}")"
+    nq="$(ratio "${CPU[$r 3 nodes direct put, sched normal]:-}" "${CPU[$r redis SET]:-}")"
     ROUND_RATIOS[get]+=" $g" ROUND_RATIOS[put]+=" $p" ROUND_RATIOS[direct]+=" $d"
     ROUND_RATIOS[replicated]+=" $q" ROUND_RATIOS[split]+=" $x"
-    printf '%-8s %13s %13s %9s %9s %15s %18s %15s\n' "$round" "$(fmt "${CPU[$r redis GET]:-}" 1)" \
-      "$(fmt "${CPU[$r redis SET]:-}" 1)" "$g" "$p" "$d" "$q" "$x"
+    ROUND_RATIOS[normal_direct]+=" $nd" ROUND_RATIOS[normal_replicated]+=" $nq"
+    printf '%-8s %13s %13s %9s %9s %15s %18s %15s %14s %14s\n' "$round" \
+      "$(fmt "${CPU[$r redis GET]:-}" 1)" "$(fmt "${CPU[$r redis SET]:-}" 1)" "$g" "$p" "$d" "$q" \
+      "$x" "$nd" "$nq"
   done
   # shellcheck disable=SC2086 # each list is split into its ratios on purpose
-  printf '%-8s %13s %13s %9s %9s %15s %18s %15s\n' median "" "" "$(median ${ROUND_RATIOS[get]})" \
-    "$(median ${ROUND_RATIOS[put]})" "$(median ${ROUND_RATIOS[direct]})" \
-    "$(median ${ROUND_RATIOS[replicated]})" "$(median ${ROUND_RATIOS[split]})"
-  printf '%-8s %13s %13s %9s %9s %15s %18s %15s\n' target "" "" "<= 1" "<= 1" "<= 1.2" "<= 3.5" \
-    "(reference)"
+  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %14s %14s\n' median "" "" \
+    "$(median ${ROUND_RATIOS[get]})" "$(median ${ROUND_RATIOS[put]})" \
+    "$(median ${ROUND_RATIOS[direct]})" "$(median ${ROUND_RATIOS[replicated]})" \
+    "$(median ${ROUND_RATIOS[split]})" "$(median ${ROUND_RATIOS[normal_direct]})" \
+    "$(median ${ROUND_RATIOS[normal_replicated]})"
+  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %14s %14s\n' target "" "" "<= 1" "<= 1" "<= 1.2" \
+    "<= 3.5" "(reference)" "(reference)" "(reference)"
 fi
 
 echo
