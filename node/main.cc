@@ -62,8 +62,7 @@ struct Flags {
   int64_t max_clock_skew_ms = 2000;
   int64_t max_frame_bytes = kDefaultMaxFrameBytes;
   std::string log_level = "info";
-  std::string sched = "batch";
-  bool sched_given = false;  // --sched on the command line (else: batch unless set from outside)
+  std::string sched;  // empty: the policy the process was started with
   std::string tls_cert;
   std::string tls_key;
   std::string tls_ca;
@@ -162,8 +161,9 @@ std::string Validate(const Flags& f, const CLI::App& app) {
   if (!ParseLogLevel(f.log_level)) {
     return "--log-level must be one of trace, debug, info, warn, error; the default is info";
   }
-  if (!ParseSchedPolicy(f.sched)) {
-    return "--sched must be batch or normal (the kernel's default policy); the default is batch";
+  if (!f.sched.empty() && !ParseSchedPolicy(f.sched)) {
+    return "--sched must be batch or normal (SCHED_OTHER); without it the node keeps the "
+           "scheduling policy it was started with";
   }
   auto listen = ParseIpv4Address(f.listen);
   if (!listen.ok()) return "--listen " + listen.status().message();
@@ -308,9 +308,9 @@ int Main(int argc, char** argv) {
   app.add_option("--log-level", f.log_level, "trace, debug, info, warn or error");
   app.add_option("--sched", f.sched,
                  "Scheduling policy of the node's threads: batch (SCHED_BATCH: a node woken by "
-                 "a message does not preempt the running task, which saves the switches between "
-                 "nodes on one host) or normal (SCHED_OTHER); default: batch, unless the node "
-                 "was started under a policy other than SCHED_OTHER (chrt), which it keeps");
+                 "a message does not preempt the task running on that CPU; for several ring "
+                 "members on one host) or normal (SCHED_OTHER); default: the policy the node "
+                 "was started with");
   app.add_option("--metrics-listen", f.metrics_listen,
                  "[HOST:]PORT to serve Prometheus metrics on (HTTP, GET /metrics); a bare "
                  "PORT is on 127.0.0.1; default: none");
@@ -338,7 +338,6 @@ int Main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
-    f.sched_given = app.count("--sched") > 0;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::string what = e.what();
@@ -360,19 +359,15 @@ int Main(int argc, char** argv) {
   if (!f.http_listen.empty()) f.http_listen = *CanonicalHostPort(f.http_listen);
 
   SetUpLogging(*ParseLogLevel(f.log_level));
-  // Before the store and the runtime start threads of their own, which inherit it. Without
-  // --sched, a policy other than the kernel's default (chrt, systemd's CPUSchedulingPolicy=)
-  // was chosen by whoever started the node, and stays.
-  const SchedPolicy sched = *ParseSchedPolicy(f.sched);
-  const std::optional<SchedPolicy> started_with = SchedPolicyOf(0);
-  if (!f.sched_given && started_with != SchedPolicy::kNormal) {
-    spdlog::info("scheduling policy: left as started (give --sched to choose one)");
-  } else if (Status s = ApplySchedPolicy(sched); !s.ok()) {
-    spdlog::warn("{}; the node runs under the policy it was started with", s.message());
-  } else if (f.sched_given) {
+  // Before the store and the runtime start threads of their own, which inherit it.
+  if (!f.sched.empty()) {
+    const SchedPolicy sched = *ParseSchedPolicy(f.sched);
+    if (Status s = ApplySchedPolicy(sched); !s.ok()) {
+      std::fprintf(stderr, "%s; start without --sched to keep the policy the node has\n",
+                   s.message().c_str());
+      return kExitFailure;
+    }
     spdlog::info("scheduling policy: {} (--sched)", SchedPolicyName(sched));
-  } else {
-    spdlog::info("scheduling policy: batch (the default; --sched normal keeps SCHED_OTHER)");
   }
 
   RuntimeOptions options;

@@ -1,6 +1,8 @@
-// The scheduling policy chord-node puts its threads under (node/runtime/scheduling.h): the
-// --sched names, and ApplySchedPolicy on this very process, read back per thread from
-// /proc/self/task/TID/stat (proc(5), field 41), independently of sched_getscheduler.
+// The scheduling policy chord-node puts its threads under with --sched
+// (node/runtime/scheduling.h): the names, and ApplySchedPolicy on this very process, read
+// back per thread from /proc/self/task/TID/stat (proc(5), field 41), independently of
+// sched_getscheduler. Every change to this process's policy is undone before the test ends,
+// also when it fails.
 #include "node/runtime/scheduling.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -20,7 +23,8 @@
 namespace chord {
 namespace {
 
-// Field 41 (policy) of /proc/self/task/TID/stat; nullopt when it cannot be read.
+// Field 41 (policy) of /proc/self/task/TID/stat; nullopt when it cannot be read (the thread
+// ended).
 std::optional<int> PolicyFromProc(pid_t tid) {
   std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
   std::string line;
@@ -43,6 +47,47 @@ std::vector<pid_t> Threads() {
   return tids;
 }
 
+pid_t ThisThread() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+// Expects every thread of this process that still exists under `policy`.
+void ExpectEveryThreadUnder(int policy) {
+  for (pid_t tid : Threads()) {
+    const std::optional<int> p = PolicyFromProc(tid);
+    if (p) {
+      EXPECT_EQ(*p, policy) << "thread " << tid;
+    }
+  }
+}
+
+// A second thread, started before the policy changes and waiting until the test is over; on
+// destruction it is stopped and joined, and every thread goes back to SCHED_OTHER.
+class OtherThread {
+ public:
+  OtherThread()
+      : thread_([this] {
+          tid_ = ThisThread();
+          while (!done_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }) {
+    for (int i = 0; i < 5000 && tid_ == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  ~OtherThread() {
+    done_ = true;
+    thread_.join();
+    sched_param param{};
+    for (pid_t tid : Threads()) ::sched_setscheduler(tid, SCHED_OTHER, &param);
+  }
+  OtherThread(const OtherThread&) = delete;
+  OtherThread& operator=(const OtherThread&) = delete;
+  pid_t tid() const { return tid_; }
+
+ private:
+  std::atomic<pid_t> tid_{0};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
 TEST(SchedPolicyTest, ParsesItsTwoNamesOnly) {
   EXPECT_EQ(ParseSchedPolicy("batch"), SchedPolicy::kBatch);
   EXPECT_EQ(ParseSchedPolicy("normal"), SchedPolicy::kNormal);
@@ -55,40 +100,51 @@ TEST(SchedPolicyTest, ParsesItsTwoNamesOnly) {
 }
 
 TEST(SchedPolicyTest, AppliesToEveryThreadOfTheProcessAndBack) {
-  // A second thread that exists before the call, waiting until the checks are done.
-  std::atomic<pid_t> other_tid{0};
-  std::atomic<bool> done{false};
-  std::thread other([&] {
-    other_tid = static_cast<pid_t>(::syscall(SYS_gettid));
-    while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  });
-  for (int i = 0; i < 5000 && other_tid == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_NE(other_tid.load(), 0);
+  if (SchedPolicyOf(0) != SchedPolicy::kNormal) GTEST_SKIP() << "the tests run under SCHED_OTHER";
+  OtherThread other;
+  ASSERT_NE(other.tid(), 0);
 
   ASSERT_TRUE(ApplySchedPolicy(SchedPolicy::kBatch).ok());
-  for (pid_t tid : Threads()) EXPECT_EQ(PolicyFromProc(tid), SCHED_BATCH) << "thread " << tid;
-  EXPECT_EQ(PolicyFromProc(other_tid), SCHED_BATCH);
+  ExpectEveryThreadUnder(SCHED_BATCH);
+  EXPECT_EQ(PolicyFromProc(other.tid()), SCHED_BATCH);
   EXPECT_EQ(SchedPolicyOf(0), SchedPolicy::kBatch);
-  EXPECT_EQ(SchedPolicyOf(other_tid), SchedPolicy::kBatch);
+  EXPECT_EQ(SchedPolicyOf(other.tid()), SchedPolicy::kBatch);
 
   ASSERT_TRUE(ApplySchedPolicy(SchedPolicy::kNormal).ok());
-  for (pid_t tid : Threads()) EXPECT_EQ(PolicyFromProc(tid), SCHED_OTHER) << "thread " << tid;
+  ExpectEveryThreadUnder(SCHED_OTHER);
+  EXPECT_EQ(PolicyFromProc(other.tid()), SCHED_OTHER);
   EXPECT_EQ(SchedPolicyOf(0), SchedPolicy::kNormal);
-  EXPECT_EQ(SchedPolicyOf(other_tid), SchedPolicy::kNormal);
-
-  done = true;
-  other.join();
+  EXPECT_EQ(SchedPolicyOf(other.tid()), SchedPolicy::kNormal);
 }
 
 TEST(SchedPolicyTest, APolicyOtherThanTheTwoReadsAsNeither) {
-  sched_param param{};
-  ASSERT_EQ(::sched_setscheduler(0, SCHED_IDLE, &param), 0);
-  EXPECT_FALSE(SchedPolicyOf(0).has_value());
-  EXPECT_EQ(PolicyFromProc(static_cast<pid_t>(::syscall(SYS_gettid))), SCHED_IDLE);
-  ASSERT_EQ(::sched_setscheduler(0, SCHED_OTHER, &param), 0);  // back, for the other tests
-  EXPECT_EQ(SchedPolicyOf(0), SchedPolicy::kNormal);
+  // On a thread of its own, which ends under it: leaving SCHED_IDLE needs privileges.
+  std::optional<SchedPolicy> read;
+  std::optional<int> from_proc;
+  bool set = false;
+  std::thread idle([&] {
+    sched_param param{};
+    set = ::sched_setscheduler(0, SCHED_IDLE, &param) == 0;
+    read = SchedPolicyOf(0);
+    from_proc = PolicyFromProc(ThisThread());
+  });
+  idle.join();
+  ASSERT_TRUE(set);
+  EXPECT_FALSE(read.has_value());
+  EXPECT_EQ(from_proc, SCHED_IDLE);
+}
+
+TEST(SchedPolicyTest, ResetOnForkIsNotAPolicyOfItsOwn) {
+  std::optional<SchedPolicy> read;
+  bool set = false;
+  std::thread reset([&] {
+    sched_param param{};
+    set = ::sched_setscheduler(0, SCHED_BATCH | SCHED_RESET_ON_FORK, &param) == 0;
+    read = SchedPolicyOf(0);
+  });
+  reset.join();
+  ASSERT_TRUE(set);
+  EXPECT_EQ(read, SchedPolicy::kBatch);
 }
 
 }  // namespace
