@@ -19,8 +19,8 @@
 #   COST_ROUNDS paired rounds of the rows the cost targets compare (redis SET and GET, one
 #   chord-node's put and get, a 3-node ring's direct put and get), one right after the other,
 #   with the GET load spread over three redis-servers, and the 3-node ring's direct put and
-#   get with its nodes under --sched normal (chord-node's default is SCHED_BATCH), as
-#   references;
+#   get with its nodes under --sched batch (SCHED_BATCH; every other run uses chord-node's
+#   default, the policy it is started with), as references;
 # all with the same client count (and client threads), value size and key space. Prints a table
 # of ops/s and latency percentiles with the ratio of each chord figure to Redis's (chord /
 # redis), and the cost table of issue 16: server CPU microseconds per operation (utime + stime
@@ -431,6 +431,9 @@ TLS=0
 ROCKSDB=0  # 1: chord-node --data-dir (RocksDB) instead of --memory
 CERTS="$RUN_DIR/certs"
 NODE_EXTRA_ARGS=()
+# The scheduling policy every server inherits from this script (chrt's name for it).
+SCHED_NAME="$(chrt -p $$ 2>/dev/null | sed -n "s/.*scheduling policy: //p")"
+SCHED_NAME="${SCHED_NAME:-unknown}"
 start_node() {
   local log="$1" replicas="$2" port="$3" join="${4:-}"
   local store=(--memory)
@@ -539,17 +542,23 @@ for ((round = 1; round <= COST_ROUNDS; round++)); do
   run_chord "round $round 1 node put" --node "$NODE_ADDR" --op put
   run_chord "round $round 1 node get" --node "$NODE_ADDR" --op get
   stop_all
-  start_ring 3 3
-  run_chord "round $round 3 nodes direct put" --node "${RING[0]}" --op put --direct
-  run_chord "round $round 3 nodes direct get" --node "${RING[0]}" --op get --direct
-  stop_all
-  # The same ring under the kernel's default scheduling policy instead of chord-node's
-  # default SCHED_BATCH (README "Scheduling"), for reference.
-  NODE_EXTRA_ARGS=(--sched normal)
-  start_ring 3 3
-  run_chord "round $round 3 nodes direct put, sched normal" --node "${RING[0]}" --op put --direct
-  run_chord "round $round 3 nodes direct get, sched normal" --node "${RING[0]}" --op get --direct
-  stop_all
+  # The 3-node ring as started by default, and the same ring with --sched batch (README
+  # "Scheduling") for reference; which of the two goes first alternates by round, so that a
+  # drift of the machine's load does not favour either.
+  order=(default batch)
+  ((round % 2 == 0)) && order=(batch default)
+  for sched in "${order[@]}"; do
+    sfx=""
+    NODE_EXTRA_ARGS=()
+    if [[ $sched == batch ]]; then
+      sfx=", sched batch"
+      NODE_EXTRA_ARGS=(--sched batch)
+    fi
+    start_ring 3 3
+    run_chord "round $round 3 nodes direct put$sfx" --node "${RING[0]}" --op put --direct
+    run_chord "round $round 3 nodes direct get$sfx" --node "${RING[0]}" --op get --direct
+    stop_all
+  done
   NODE_EXTRA_ARGS=()
 done
 
@@ -720,7 +729,9 @@ echo "cost per operation: server CPU microseconds per request (utime + stime of 
 echo "process from /proc/PID/stat, before and after, over the requests served), $CLIENTS clients"
 echo "(the 10-node row 16), pipeline $PIPELINE; cpu ratio: to redis GET for gets, to redis SET for puts;"
 echo "user_us and sys_us split the CPU; calls/op: read- and write-family system calls per request"
-echo "(/proc/PID/io); sleeps/op: the servers' voluntary context switches per request"
+echo "(/proc/PID/io); sleeps/op: the servers' voluntary context switches per request; every"
+echo "server runs under the scheduling policy this script was started with ($SCHED_NAME), the"
+echo "paired rounds' batch rings aside"
 printf '%-38s %10s %11s %9s %8s %8s %8s %9s %9s %9s\n' setup ops/s cpu_us/op cpu_ratio user_us \
   sys_us calls/op sleeps/op p50_us p99_us
 cost_row() {
@@ -755,10 +766,11 @@ if ((COST_ROUNDS > 0)); then
   echo "the other (redis SET and GET, 1 node put and get, 3 nodes R=3 direct put and get), and"
   echo "the median of each ratio over the rounds that measured it (of $COST_ROUNDS)"
   echo "and, for reference, the GET load split over three redis-servers / one (3redis/1redis)"
-  echo "and the two 3-node ratios with the nodes under the kernel's default scheduling policy"
-  echo "(--sched normal) instead of chord-node's default SCHED_BATCH (normal: ...)"
-  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %14s %14s\n' round redis_get_cpu redis_set_cpu \
-    get/GET put/SET 3node/1node_get replicated_put/SET 3redis/1redis normal:3node normal:repl
+  echo "and the 3-node ratios with the nodes under --sched batch (SCHED_BATCH, README"
+  echo "\"Scheduling\"; batch:...), and the batch ring's CPU per put over the default ring's"
+  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %13s %13s %16s\n' round redis_get_cpu \
+    redis_set_cpu get/GET put/SET 3node/1node_get replicated_put/SET 3redis/1redis batch:3node \
+    batch:repl batch/default_put
   declare -A ROUND_RATIOS=()
   for ((round = 1; round <= COST_ROUNDS; round++)); do
     r="round $round"
@@ -767,23 +779,25 @@ if ((COST_ROUNDS > 0)); then
     d="$(ratio "${CPU[$r 3 nodes direct get]:-}" "${CPU[$r 1 node get]:-}")"
     q="$(ratio "${CPU[$r 3 nodes direct put]:-}" "${CPU[$r redis SET]:-}")"
     x="$(ratio "${CPU[$r 3 redis GET]:-}" "${CPU[$r redis GET]:-}")"
-    nd="$(ratio "${CPU[$r 3 nodes direct get, sched normal]:-}" "${CPU[$r 1 node get]:-}")"
-    nq="$(ratio "${CPU[$r 3 nodes direct put, sched normal]:-}" "${CPU[$r redis SET]:-}")"
+    bd="$(ratio "${CPU[$r 3 nodes direct get, sched batch]:-}" "${CPU[$r 1 node get]:-}")"
+    bq="$(ratio "${CPU[$r 3 nodes direct put, sched batch]:-}" "${CPU[$r redis SET]:-}")"
+    bb="$(ratio "${CPU[$r 3 nodes direct put, sched batch]:-}" "${CPU[$r 3 nodes direct put]:-}")"
     ROUND_RATIOS[get]+=" $g" ROUND_RATIOS[put]+=" $p" ROUND_RATIOS[direct]+=" $d"
     ROUND_RATIOS[replicated]+=" $q" ROUND_RATIOS[split]+=" $x"
-    ROUND_RATIOS[normal_direct]+=" $nd" ROUND_RATIOS[normal_replicated]+=" $nq"
-    printf '%-8s %13s %13s %9s %9s %15s %18s %15s %14s %14s\n' "$round" \
+    ROUND_RATIOS[batch_direct]+=" $bd" ROUND_RATIOS[batch_replicated]+=" $bq"
+    ROUND_RATIOS[batch_over_default]+=" $bb"
+    printf '%-8s %13s %13s %9s %9s %15s %18s %15s %13s %13s %16s\n' "$round" \
       "$(fmt "${CPU[$r redis GET]:-}" 1)" "$(fmt "${CPU[$r redis SET]:-}" 1)" "$g" "$p" "$d" "$q" \
-      "$x" "$nd" "$nq"
+      "$x" "$bd" "$bq" "$bb"
   done
   # shellcheck disable=SC2086 # each list is split into its ratios on purpose
-  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %14s %14s\n' median "" "" \
+  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %13s %13s %16s\n' median "" "" \
     "$(median ${ROUND_RATIOS[get]})" "$(median ${ROUND_RATIOS[put]})" \
     "$(median ${ROUND_RATIOS[direct]})" "$(median ${ROUND_RATIOS[replicated]})" \
-    "$(median ${ROUND_RATIOS[split]})" "$(median ${ROUND_RATIOS[normal_direct]})" \
-    "$(median ${ROUND_RATIOS[normal_replicated]})"
-  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %14s %14s\n' target "" "" "<= 1" "<= 1" "<= 1.2" \
-    "<= 3.5" "(reference)" "(reference)" "(reference)"
+    "$(median ${ROUND_RATIOS[split]})" "$(median ${ROUND_RATIOS[batch_direct]})" \
+    "$(median ${ROUND_RATIOS[batch_replicated]})" "$(median ${ROUND_RATIOS[batch_over_default]})"
+  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %13s %13s %16s\n' target "" "" "<= 1" "<= 1" \
+    "<= 1.2" "<= 3.5" "(reference)" "(reference)" "(reference)" "(reference)"
 fi
 
 echo
