@@ -161,7 +161,7 @@ std::string Validate(const Flags& f, const CLI::App& app) {
   if (!ParseLogLevel(f.log_level)) {
     return "--log-level must be one of trace, debug, info, warn, error; the default is info";
   }
-  if (!f.sched.empty() && !ParseSchedPolicy(f.sched)) {
+  if (app.count("--sched") > 0 && !ParseSchedPolicy(f.sched)) {
     return "--sched must be batch or normal (SCHED_OTHER); without it the node keeps the "
            "scheduling policy it was started with";
   }

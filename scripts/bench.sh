@@ -44,9 +44,10 @@
 #   BIG_KEYS        keys loaded in the data-growth table's large runs (default 1000000)
 #   COST_ROUNDS     paired rounds of the cost targets (default 3, at most 20; 0 skips them):
 #                   each round measures redis SET and GET, the GET load spread over three
-#                   redis-servers (a reference), one chord-node's put and get and a 3-node
-#                   ring's direct put and get one right after the other; a table gives each
-#                   round's CPU ratios and their medians
+#                   redis-servers (a reference), one chord-node's put and get, a 3-node
+#                   ring's direct put and get, and the same ring with --sched batch (a
+#                   reference; which ring goes first alternates by round) one right after the
+#                   other; a table gives each round's CPU ratios and their medians
 #   WAIT_S          bound of every wait for a process to be ready, in seconds (default 30)
 #   CHORD_BIN_DIR   use the binaries of this build directory and skip installing and building
 #   JOBS            parallel build jobs (default: number of CPUs)
@@ -432,8 +433,12 @@ ROCKSDB=0  # 1: chord-node --data-dir (RocksDB) instead of --memory
 CERTS="$RUN_DIR/certs"
 NODE_EXTRA_ARGS=()
 # The scheduling policy every server inherits from this script (chrt's name for it).
-SCHED_NAME="$(chrt -p $$ 2>/dev/null | sed -n "s/.*scheduling policy: //p")"
+SCHED_NAME="$({ chrt -p $$ 2>/dev/null || true; } | sed -n "s/.*scheduling policy: //p")"
 SCHED_NAME="${SCHED_NAME:-unknown}"
+# Whether a process started from here may put itself under SCHED_BATCH (--sched batch); when
+# it may not (unprivileged under SCHED_IDLE, say), the paired rounds skip their batch rings.
+BATCH_OK=0
+chrt --batch 0 true 2>/dev/null && BATCH_OK=1
 start_node() {
   local log="$1" replicas="$2" port="$3" join="${4:-}"
   local store=(--memory)
@@ -547,6 +552,7 @@ for ((round = 1; round <= COST_ROUNDS; round++)); do
   # drift of the machine's load does not favour either.
   order=(default batch)
   ((round % 2 == 0)) && order=(batch default)
+  ((BATCH_OK)) || order=(default)
   for sched in "${order[@]}"; do
     sfx=""
     NODE_EXTRA_ARGS=()
@@ -768,7 +774,9 @@ if ((COST_ROUNDS > 0)); then
   echo "and, for reference, the GET load split over three redis-servers / one (3redis/1redis)"
   echo "and the 3-node ratios with the nodes under --sched batch (SCHED_BATCH, README"
   echo "\"Scheduling\"; batch:...), and the batch ring's CPU per put over the default ring's"
-  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %13s %13s %16s\n' round redis_get_cpu \
+  echo "(the other servers under $SCHED_NAME, the policy this script runs under; the two rings'"
+  echo "order alternates by round$( ((BATCH_OK)) || echo "; no batch rings: chrt --batch failed here"))"
+  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %13s %13s %17s\n' round redis_get_cpu \
     redis_set_cpu get/GET put/SET 3node/1node_get replicated_put/SET 3redis/1redis batch:3node \
     batch:repl batch/default_put
   declare -A ROUND_RATIOS=()
@@ -786,17 +794,17 @@ if ((COST_ROUNDS > 0)); then
     ROUND_RATIOS[replicated]+=" $q" ROUND_RATIOS[split]+=" $x"
     ROUND_RATIOS[batch_direct]+=" $bd" ROUND_RATIOS[batch_replicated]+=" $bq"
     ROUND_RATIOS[batch_over_default]+=" $bb"
-    printf '%-8s %13s %13s %9s %9s %15s %18s %15s %13s %13s %16s\n' "$round" \
+    printf '%-8s %13s %13s %9s %9s %15s %18s %15s %13s %13s %17s\n' "$round" \
       "$(fmt "${CPU[$r redis GET]:-}" 1)" "$(fmt "${CPU[$r redis SET]:-}" 1)" "$g" "$p" "$d" "$q" \
       "$x" "$bd" "$bq" "$bb"
   done
   # shellcheck disable=SC2086 # each list is split into its ratios on purpose
-  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %13s %13s %16s\n' median "" "" \
+  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %13s %13s %17s\n' median "" "" \
     "$(median ${ROUND_RATIOS[get]})" "$(median ${ROUND_RATIOS[put]})" \
     "$(median ${ROUND_RATIOS[direct]})" "$(median ${ROUND_RATIOS[replicated]})" \
     "$(median ${ROUND_RATIOS[split]})" "$(median ${ROUND_RATIOS[batch_direct]})" \
     "$(median ${ROUND_RATIOS[batch_replicated]})" "$(median ${ROUND_RATIOS[batch_over_default]})"
-  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %13s %13s %16s\n' target "" "" "<= 1" "<= 1" \
+  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %13s %13s %17s\n' target "" "" "<= 1" "<= 1" \
     "<= 1.2" "<= 3.5" "(reference)" "(reference)" "(reference)" "(reference)"
 fi
 

@@ -71,8 +71,8 @@ Status ApplySchedPolicy(SchedPolicy policy) {
     if (Status s = ScanOnce(policy, &changed); !s.ok()) return s;
     if (!changed) return Status::Ok();
   }
-  return Status::Aborted(std::string("threads kept starting while this process's were put under "
-                                     "the ") +
+  return Status::Aborted(std::string("threads kept starting or changing policy while this "
+                                     "process's were put under the ") +
                          SchedPolicyName(policy) + " scheduling policy; some may have missed it");
 }
 

@@ -84,18 +84,16 @@ void ExpectServes(NodeProcess* node) {
   EXPECT_EQ(got->value(), "v");
 }
 
-class SchedulingTest : public ClusterTest {
- protected:
-  void SetUp() override {
-    ClusterTest::SetUp();
-    // The tests compare with the policy they start nodes under: the kernel's default.
-    if ((::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) != SCHED_OTHER) {
-      GTEST_SKIP() << "the tests must run under SCHED_OTHER";
-    }
-  }
-};
+using SchedulingTest = ClusterTest;
+
+// The tests that expect a node to keep the policy it was started with start it under the
+// kernel's default, SCHED_OTHER, which they must then run under themselves.
+bool RunsUnderSchedOther() {
+  return (::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_OTHER;
+}
 
 TEST_F(SchedulingTest, WithoutSchedEveryThreadKeepsThePolicyItStartedWith) {
+  if (!RunsUnderSchedOther()) GTEST_SKIP() << "the test must run under SCHED_OTHER";
   NodeProcess* node = cluster().StartNode(OnDisk(FastNodes()));
   ASSERT_NE(node, nullptr);
   ExpectServes(node);
@@ -145,6 +143,7 @@ std::unique_ptr<NodeProcess> StartUnderBatch(Cluster& cluster, std::vector<std::
 }
 
 TEST_F(SchedulingTest, APolicySetFromOutsideIsKeptUnlessSchedIsGiven) {
+  if (!RunsUnderSchedOther()) GTEST_SKIP() << "the test must run under SCHED_OTHER";
   std::unique_ptr<NodeProcess> kept = StartUnderBatch(cluster(), {});
   ASSERT_NE(kept, nullptr);
   ASSERT_TRUE(kept->IsRunning()) << kept->LogTail(20);
@@ -158,6 +157,33 @@ TEST_F(SchedulingTest, APolicySetFromOutsideIsKeptUnlessSchedIsGiven) {
   chosen->Kill();
 }
 
+TEST_F(SchedulingTest, ASchedThatCannotBeAppliedStopsTheNode) {
+  // Under SCHED_IDLE without CAP_SYS_NICE a process may not leave SCHED_IDLE: started so
+  // (setpriv drops the capability from the bounding set, chrt sets the policy), the node
+  // cannot apply --sched batch and must stop with one sentence rather than run on under
+  // SCHED_IDLE.
+  if (::geteuid() != 0) GTEST_SKIP() << "dropping a capability with setpriv needs root";
+  const std::string setpriv = "/usr/bin/setpriv";  // util-linux, as chrt
+  const std::string chrt = "/usr/bin/chrt";
+  if (::access(setpriv.c_str(), X_OK) != 0 || ::access(chrt.c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "needs " << setpriv << " and " << chrt << " (util-linux)";
+  }
+  if (RunCommand({setpriv, "--bounding-set=-sys_nice", "/bin/true"}, cluster().dir(),
+                 milliseconds(10000))
+          .exit_code != 0) {
+    GTEST_SKIP() << "setpriv cannot drop CAP_SYS_NICE here";
+  }
+  const CommandResult r =
+      RunCommand({setpriv, "--bounding-set=-sys_nice", chrt, "--idle", "0", CHORD_NODE_BIN,
+                  "--listen", LocalAddr(PickFreePort()), "--memory", "--sched", "batch"},
+                 cluster().dir(), milliseconds(10000));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // one line
+  EXPECT_NE(r.err.find("cannot put thread"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("batch scheduling policy"), std::string::npos) << r.err;
+}
+
 TEST_F(SchedulingTest, AnUnknownPolicyIsAUsageError) {
   const CommandResult r = RunCommand(
       {CHORD_NODE_BIN, "--listen", LocalAddr(PickFreePort()), "--memory", "--sched", "fifo"},
@@ -166,6 +192,11 @@ TEST_F(SchedulingTest, AnUnknownPolicyIsAUsageError) {
   ASSERT_FALSE(r.err.empty());
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // one line
   EXPECT_NE(r.err.find("--sched must be batch or normal"), std::string::npos) << r.err;
+  // An empty name is not "no --sched".
+  const CommandResult empty =
+      RunCommand({CHORD_NODE_BIN, "--listen", LocalAddr(PickFreePort()), "--memory", "--sched", ""},
+                 cluster().dir(), milliseconds(10000));
+  EXPECT_EQ(empty.exit_code, 2) << empty.out << empty.err;
 }
 
 }  // namespace
