@@ -56,7 +56,13 @@ std::optional<ProcStatFields> ParseProcStat(std::string_view text) {
   const auto utime = field(14), stime = field(15), start = field(22), vsize = field(23),
              rss = field(24);
   if (!utime || !stime || !start || !vsize || !rss) return std::nullopt;
-  return ProcStatFields{*utime, *stime, *start, *vsize, *rss};
+  ProcStatFields f{*utime, *stime, *start, *vsize, *rss, std::nullopt};
+  if (words.size() > 41 - 3) {
+    if (const auto policy = field(41); policy && *policy <= UINT32_MAX) {
+      f.policy = static_cast<uint32_t>(*policy);
+    }
+  }
+  return f;
 }
 
 std::optional<uint64_t> ParseProcStatmResident(std::string_view text) {

@@ -21,6 +21,9 @@ struct ProcStatFields {
   uint64_t start_ticks = 0;     // start time, clock ticks after boot
   uint64_t virtual_bytes = 0;   // vsize
   uint64_t resident_pages = 0;  // rss
+  // Field 41, the scheduling policy (sched.h's SCHED_* number); nullopt on a line that stops
+  // before it.
+  std::optional<uint32_t> policy;
 };
 
 // Parses the one line of /proc/PID/stat ("pid (comm) state ppid ..."); the command name may

@@ -28,8 +28,7 @@ Status ScanOnce(SchedPolicy policy, bool* changed) {
     return Status::IoError("cannot list this process's threads in /proc/self/task (" +
                            std::string(std::strerror(error)) + ")");
   }
-  sched_param param{};
-  param.sched_priority = 0;  // the only priority SCHED_OTHER and SCHED_BATCH take
+  const sched_param param{};  // priority 0, the only one SCHED_OTHER and SCHED_BATCH take
   for (;;) {
     errno = 0;
     const dirent* entry = ::readdir(dir.get());

@@ -16,11 +16,11 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "protocol/proc_stat.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tools/client/chord_client.h"
 
@@ -45,18 +45,10 @@ std::map<pid_t, ThreadInfo> Threads(pid_t pid) {
     std::ifstream in(entry.path() / "stat");
     std::string line;
     if (!std::getline(in, line)) continue;
-    const size_t close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 1));
-    std::string field;
+    const std::optional<ProcStatFields> f = ParseProcStat(line);
+    if (!f || !f->policy) continue;
     ThreadInfo info;
-    for (int index = 3; rest >> field; ++index) {
-      if (index == 41) {
-        info.policy = std::stoi(field);
-        break;
-      }
-    }
-    if (info.policy < 0) continue;
+    info.policy = static_cast<int>(*f->policy);
     std::ifstream comm(entry.path() / "comm");
     std::getline(comm, info.name);
     threads[static_cast<pid_t>(std::stoi(entry.path().filename().string()))] = info;

@@ -48,6 +48,21 @@ TEST(ProcStatTest, CountsFieldsFromTheLastParenthesisOfTheCommandName) {
   EXPECT_EQ(f->resident_pages, 2048u);
 }
 
+TEST(ProcStatTest, ReadsTheSchedulingPolicyWhenTheLineHasIt) {
+  // Field 41 of kStatLine is 0 (SCHED_OTHER); put 3 (SCHED_BATCH) there.
+  std::string line = kStatLine;
+  size_t at = line.rfind(')') + 1;
+  for (int field = 3; field <= 41; ++field) at = line.find(' ', at) + 1;  // start of field 41
+  line.replace(at, 1, "3");
+  EXPECT_EQ(ParseProcStat(kStatLine)->policy, 0u);
+  EXPECT_EQ(ParseProcStat(line)->policy, 3u);
+  EXPECT_EQ(ParseProcStat(line)->utime_ticks, 1500u);
+  // A line that stops before field 41 still parses, without a policy.
+  const std::string short_line = line.substr(0, at - 1) + "\n";
+  ASSERT_TRUE(ParseProcStat(short_line).has_value());
+  EXPECT_FALSE(ParseProcStat(short_line)->policy.has_value());
+}
+
 TEST(ProcStatTest, RefusesMalformedStatLines) {
   EXPECT_FALSE(ParseProcStat("").has_value());
   EXPECT_FALSE(ParseProcStat("1234 chord-node S 1 2 3").has_value());      // no parentheses

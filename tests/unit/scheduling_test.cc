@@ -16,28 +16,24 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "protocol/proc_stat.h"
+
 namespace chord {
 namespace {
 
-// Field 41 (policy) of /proc/self/task/TID/stat; nullopt when it cannot be read (the thread
-// ended).
+// The policy of thread `tid` from /proc/self/task/TID/stat; nullopt when it cannot be read
+// (the thread ended).
 std::optional<int> PolicyFromProc(pid_t tid) {
   std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
   std::string line;
   if (!std::getline(in, line)) return std::nullopt;
-  const size_t close = line.rfind(')');  // the command name may hold spaces and parentheses
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream rest(line.substr(close + 1));
-  std::string field;
-  for (int index = 3; rest >> field; ++index) {
-    if (index == 41) return std::stoi(field);
-  }
-  return std::nullopt;
+  const std::optional<ProcStatFields> f = ParseProcStat(line);
+  if (!f || !f->policy) return std::nullopt;
+  return static_cast<int>(*f->policy);
 }
 
 std::vector<pid_t> Threads() {
