@@ -17,11 +17,19 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// n <= 8 bytes as a little-endian number: the same value on every host.
-uint64_t Word(const char* p, size_t n) {
+// Eight bytes as a little-endian number: the same value on every host.
+uint64_t Word(const char* p) {
   uint64_t w = 0;
-  std::memcpy(&w, p, n);
+  std::memcpy(&w, p, 8);
   if constexpr (std::endian::native == std::endian::big) w = __builtin_bswap64(w);
+  return w;
+}
+
+// Fewer than eight bytes, the same way (a byte loop: a memcpy of a length not known at compile
+// time is a library call).
+uint64_t ShortWord(const char* p, size_t n) {
+  uint64_t w = 0;
+  for (size_t k = 0; k < n; ++k) w |= static_cast<uint64_t>(static_cast<uint8_t>(p[k])) << (8 * k);
   return w;
 }
 
@@ -35,8 +43,8 @@ uint64_t Fold(std::string_view bytes) {
     h = (h ^ w) * kOdd;
     h ^= h >> 29;
   };
-  for (; i + 8 <= bytes.size(); i += 8) step(Word(bytes.data() + i, 8));
-  if (i < bytes.size()) step(Word(bytes.data() + i, bytes.size() - i));
+  for (; i + 8 <= bytes.size(); i += 8) step(Word(bytes.data() + i));
+  if (i < bytes.size()) step(ShortWord(bytes.data() + i, bytes.size() - i));
   return Mix(h);
 }
 
@@ -44,13 +52,18 @@ uint64_t Minus(uint64_t a, uint64_t b) { return a - std::min(a, b); }
 
 }  // namespace
 
-uint64_t RecordDigest(const Id& key_id, const wire::Record& record) {
+uint64_t KeyDigest(const Id& key_id, std::string_view key) {
   const auto& id = key_id.bytes();
-  uint64_t h = Fold(std::string_view(reinterpret_cast<const char*>(id.data()), id.size())) ^
-               Fold(record.key());
-  h = Mix(h ^ record.version());
-  h = Mix(h ^ Fold(record.writer()) ^ (record.deleted() ? 0x5bd1e995ULL : 0));
-  return h;
+  return Fold(std::string_view(reinterpret_cast<const char*>(id.data()), id.size())) ^ Fold(key);
+}
+
+uint64_t RecordDigest(uint64_t key_digest, const wire::Record& record) {
+  const uint64_t h = Mix(key_digest ^ record.version());
+  return Mix(h ^ Fold(record.writer()) ^ (record.deleted() ? 0x5bd1e995ULL : 0));
+}
+
+uint64_t RecordDigest(const Id& key_id, const wire::Record& record) {
+  return RecordDigest(KeyDigest(key_id, record.key()), record);
 }
 
 // --- arcs and pieces ----------------------------------------------------------------------
@@ -101,10 +114,11 @@ uint32_t LedgerStore::PieceIndex(const Id& from, const Id& to, const Id& id) {
 
 // --- writes -------------------------------------------------------------------------------
 
-void LedgerStore::Account(const Id& key_id, const wire::Record& record, bool add) {
+void LedgerStore::Account(const Id& key_id, uint64_t key_digest, const wire::Record& record,
+                          bool add) {
   if (!filled_) return;  // Fill will count it
   const uint32_t arc = ArcOf(key_id);
-  const uint64_t digest = RecordDigest(key_id, record);
+  const uint64_t digest = RecordDigest(key_digest, record);
   uint64_t& count = record.deleted() ? tombstones_[arc] : live_[arc];
   uint64_t& total = record.deleted() ? totals_.tombstones : totals_.live;
   if (add) {
@@ -124,8 +138,14 @@ Status LedgerStore::PutReplacing(const Id& key_id, const wire::Record& record,
                                  const wire::Record* before) {
   Status s = inner_->Put(key_id, record);
   if (!s.ok()) return s;
-  if (before != nullptr) Account(key_id, *before, false);
-  Account(key_id, record, true);
+  if (!filled_) return s;  // Fill will count it
+  // The record replaced is of the same key: the key's part of the digest is computed once.
+  const uint64_t key_digest = KeyDigest(key_id, record.key());
+  if (before != nullptr) {
+    Account(key_id, before->key() == record.key() ? key_digest : KeyDigest(key_id, before->key()),
+            *before, false);
+  }
+  Account(key_id, key_digest, record, true);
   return s;
 }
 
@@ -151,8 +171,11 @@ Status LedgerStore::WriteReplacing(const StoreBatch& batch,
   if (!s.ok()) return s;
   const auto& entries = batch.entries();
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (before[i] != nullptr) Account(entries[i].key_id, *before[i], false);
-    if (entries[i].record) Account(entries[i].key_id, *entries[i].record, true);
+    const Id& id = entries[i].key_id;
+    if (before[i] != nullptr) Account(id, KeyDigest(id, before[i]->key()), *before[i], false);
+    if (entries[i].record) {
+      Account(id, KeyDigest(id, entries[i].record->key()), *entries[i].record, true);
+    }
   }
   return s;
 }

@@ -28,6 +28,10 @@ namespace chord {
 // these up (mod 2^64), so that they do not depend on order. It must not depend on the value:
 // the records a write replaces are read without it (Store::GetHeader).
 uint64_t RecordDigest(const Id& key_id, const wire::Record& record);
+// The two parts of RecordDigest: the key's (the same for every record of the key), and the
+// whole digest from it.
+uint64_t KeyDigest(const Id& key_id, std::string_view key);
+uint64_t RecordDigest(uint64_t key_digest, const wire::Record& record);
 
 // What a part of the ring holds.
 struct LedgerTally {
@@ -129,7 +133,8 @@ class LedgerStore : public Store {
   const LedgerTally& totals() const { return totals_; }
 
  private:
-  void Account(const Id& key_id, const wire::Record& record, bool add);
+  // Adds `record` of `key_id` to the ledger or takes it out; `key_digest`: KeyDigest of them.
+  void Account(const Id& key_id, uint64_t key_digest, const wire::Record& record, bool add);
   [[nodiscard]] Status EnsureFilled();
   // What piece `p` holds: from the ledger when it is a whole arc, else by a scan.
   [[nodiscard]] Result<LedgerTally> PieceTally(const RangePiece& p);
