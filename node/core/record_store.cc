@@ -72,7 +72,7 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
   return s;
 }
 
-Status RecordStore::StoreStamped(const Id& key_id, wire::Record* rec, const std::string& writer,
+Status RecordStore::StoreStamped(const Id& key_id, wire::Record* rec, const Id& writer,
                                  const ChangeLink& link) {
   wire::Record old;
   Status s = store_->GetHeader(key_id, rec->key(), &old);  // as in StoreIfNewer
@@ -80,7 +80,7 @@ Status RecordStore::StoreStamped(const Id& key_id, wire::Record* rec, const std:
   const bool found = s.ok();
   if (found) clock_->Observe(old.version());
   rec->set_version(clock_->Next(now_->wall_ms));
-  rec->set_writer(writer);
+  rec->set_writer(reinterpret_cast<const char*>(writer.bytes().data()), Id::kBytes);
   if (std::string problem = RecordProblem(*rec); !problem.empty()) {
     return Status::InvalidArgument(std::move(problem));
   }

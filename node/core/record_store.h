@@ -63,10 +63,10 @@ class RecordStore {
                                     bool new_version = false);
   // A write with no version yet (a client's put or delete at its owner): stamps `*rec` with a
   // version above the record it replaces (read once) and above every version this node has
-  // seen, and with `writer`, then stores it as StoreIfNewer would; such a version outranks
-  // whatever is there. InvalidArgument, storing nothing, when RecordProblem finds something
-  // wrong with the stamped record.
-  [[nodiscard]] Status StoreStamped(const Id& key_id, wire::Record* rec, const std::string& writer,
+  // seen, and with `writer` (this node), then stores it as StoreIfNewer would; such a version
+  // outranks whatever is there. InvalidArgument, storing nothing, when RecordProblem finds
+  // something wrong with the stamped record.
+  [[nodiscard]] Status StoreStamped(const Id& key_id, wire::Record* rec, const Id& writer,
                                     const ChangeLink& link);
   // Erases each stamped record that is still at the stamped version (and, with
   // `tombstones_only`, still a tombstone), in one batch. Returns how many were erased.

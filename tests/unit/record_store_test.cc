@@ -106,7 +106,7 @@ TEST(RecordStoreTest, WhenTheStampTiesTheValueDecides) {
 TEST(RecordStoreTest, AStampedWriteIsVersionedAboveTheRecordItReplacesAndStored) {
   Fixture f;
   const Id key_id = Id::Sha1("k");
-  const std::string writer = Id::Sha1("node-a").ToBytes();
+  const Id writer = Id::Sha1("node-a");
   // Another node's clock ran 500 ms ahead of ours when it wrote the record now stored; it is
   // put into the store directly, so that this node's clock has not seen its version.
   const uint64_t ahead = (f.now.wall_ms + 500) << 16;
@@ -118,7 +118,7 @@ TEST(RecordStoreTest, AStampedWriteIsVersionedAboveTheRecordItReplacesAndStored)
   put.set_value("new");
   ASSERT_TRUE(f.records.StoreStamped(key_id, &put, writer, ChangeLink{}).ok());
   EXPECT_GT(put.version(), ahead);
-  EXPECT_EQ(put.writer(), writer);
+  EXPECT_EQ(put.writer(), writer.ToBytes());
   wire::Record stored;
   ASSERT_TRUE(f.store.Get(key_id, "k", &stored).ok());
   EXPECT_EQ(stored.value(), "new");
@@ -137,7 +137,7 @@ TEST(RecordStoreTest, AStampedWriteIsVersionedAboveTheRecordItReplacesAndStored)
 
 TEST(RecordStoreTest, AStampedWriteThatIsWrongStoresNothing) {
   Fixture f;
-  const std::string writer = Id::Sha1("node-a").ToBytes();
+  const Id writer = Id::Sha1("node-a");
   // A value over the limit, over a record that is there: InvalidArgument, the record kept.
   const Id key_id = Id::Sha1("k");
   ASSERT_TRUE(f.records.StoreIfNewer(key_id, Rec("k", "kept", f.now.wall_ms << 16, "node-b")).ok());

@@ -37,7 +37,7 @@ void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef reques
   if (w.record.version() == 0) {
     // Not versioned by a coordinator (a direct request from a client): versioned here, above
     // the record it replaces, in the same read of the store.
-    s = ctx_.records.StoreStamped(key_id, &w.record, ring.self.id.ToBytes(), link);
+    s = ctx_.records.StoreStamped(key_id, &w.record, ring.self.id, link);
     stored = s.ok();
   } else {
     // Another coordinator may have stamped a write of this key with the same version (its
