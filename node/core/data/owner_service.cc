@@ -11,8 +11,8 @@
 
 namespace chord {
 
-bool OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
-                                std::optional<Id> key_id, bool decline_miss) {
+bool OwnerService::HandleDirect(ReplyToken from, wire::Envelope& request, std::optional<Id> key_id,
+                                bool decline_miss) {
   // While the node holds its limit of requests under way as owner, those that an operation
   // would take over (writes, reads of several replicas) are refused at once; a plain read is
   // served from the store, and refused in Serve if it would have to ask the replicas.
@@ -24,12 +24,13 @@ bool OwnerService::HandleDirect(ReplyToken from, const wire::Envelope& request,
   // Most direct requests are answered within Serve (Answer); only one that an operation takes
   // over (a write, a quorum read, a read of the replicas) is remembered until it completes.
   serving_ = Serving{id, Requester{from, request.request_id()}, false, decline_miss, false};
-  Serve(request, OpRef{OpKind::kDirect, 0, 0, id}, key_id);
+  const size_t cost = RequestBudget::CostOf(request);  // before Serve takes the value
+  Serve(request, OpRef{OpKind::kDirect, 0, 0, id}, key_id, /*take_value=*/true);
   const bool declined = serving_.declined;
   if (!serving_.answered && !declined) {
     // Taken over by an operation: charged until it answers.
     Requester& r = requesters_[id] = serving_.requester;
-    r.held_bytes = RequestBudget::CostOf(request);
+    r.held_bytes = cost;
     ctx_.owned().Charge(r.held_bytes);
   }
   serving_ = Serving{};
@@ -146,96 +147,102 @@ wire::DataResponse OwnerService::NotOwner(const Id& key_id) {
   return resp;
 }
 
-void OwnerService::Serve(const wire::Envelope& request, OpRef requester,
-                         std::optional<Id> known_id) {
+void OwnerService::Refuse(OpRef requester, wire::Code code, std::string error) {
+  wire::DataResponse resp;
+  resp.set_code(code);
+  resp.set_error(std::move(error));
+  Answer(requester, std::move(resp));
+}
+
+void OwnerService::Serve(wire::Envelope& request, OpRef requester, std::optional<Id> known_id,
+                         bool take_value) {
   const RingState& ring = ctx_.ring;
   const std::string& key = msg::DataKey(request);
-  wire::DataResponse resp;
   if (!KeyProblem(key).empty() ||
       (request.has_put() && request.put().value().size() > ctx_.config.max_value_bytes)) {
-    resp.set_code(wire::INVALID);
-    resp.set_error("the key or value is outside the size limits");
-    return Answer(requester, std::move(resp));
+    return Refuse(requester, wire::INVALID, "the key or value is outside the size limits");
   }
   const Id key_id = known_id ? *known_id : Id::Sha1(key);
-  wire::Record rec;
-  Status s;
   if (request.has_get() && request.get().from_replica()) {
     // A read of our copy, by a node whose owner did not answer. A node still waiting for its
     // hand-over may lack keys: it must not answer "not found".
     if ((!ring.joined() && ring.state != NodeState::kLeaving) || ring.awaiting_transfer) {
-      resp.set_code(wire::UNAVAILABLE);
-      resp.set_error(ring.self.addr + " has not joined the ring yet");
-      return Answer(requester, std::move(resp));
+      return Refuse(requester, wire::UNAVAILABLE, ring.self.addr + " has not joined the ring yet");
     }
+    wire::Record rec;
+    Status s;
     return Answer(requester, ReadLocal(key_id, key, /*replica_read=*/true, &rec, &s));
   }
   if (ring.state == NodeState::kLeaving || ring.state == NodeState::kLeft) {
-    resp.set_code(wire::SHUTTING_DOWN);
-    resp.set_error("the owner " + ring.self.addr + " is leaving the ring");
-    return Answer(requester, std::move(resp));
+    return Refuse(requester, wire::SHUTTING_DOWN,
+                  "the owner " + ring.self.addr + " is leaving the ring");
   }
   // The DataService hands a client's get here without a DataOp (no retry) only when these
   // checks pass (DataService::OwnedHere): keep the two in step. It takes such a get back (as
   // a DataOp, which retries) when this node holds no record of the key (decline_miss).
   if (!ring.Owns(key_id) || ring.awaiting_transfer) return Answer(requester, NotOwner(key_id));
-  if (request.has_get()) {
-    const auto& get = request.get();
-    const Needed needed =
-        ReadsNeeded(get.consistency(), get.required(), replication_.policy().replicas());
-    if (!needed.problem.empty()) {
-      resp.set_code(wire::INVALID);
-      resp.set_error(needed.problem);
-      return Answer(requester, std::move(resp));
+  if (request.has_get()) return ServeGet(request.get(), key_id, requester);
+  ServeWrite(request, key_id, requester, take_value);
+}
+
+void OwnerService::ServeGet(const wire::GetRequest& get, const Id& key_id, OpRef requester) {
+  const std::string& key = get.key();
+  const Needed needed =
+      ReadsNeeded(get.consistency(), get.required(), replication_.policy().replicas());
+  if (!needed.problem.empty()) return Refuse(requester, wire::INVALID, needed.problem);
+  wire::Record rec;
+  Status s;
+  if (needed.count > 1) {
+    // Several members must answer: the newest version among them wins, the others are
+    // repaired (QuorumRead).
+    s = ctx_.store()->Get(key_id, key, &rec);
+    if (!s.ok() && !s.IsNotFound()) {
+      return Refuse(requester, wire::UNAVAILABLE,
+                    "the owner could not read the key: " + s.message());
     }
-    if (needed.count > 1) {
-      // Several members must answer: the newest version among them wins, the others are
-      // repaired (QuorumRead).
-      s = ctx_.store()->Get(key_id, key, &rec);
-      if (!s.ok() && !s.IsNotFound()) {
-        resp.set_code(wire::UNAVAILABLE);
-        resp.set_error("the owner could not read the key: " + s.message());
-        return Answer(requester, std::move(resp));
-      }
-      std::optional<wire::Record> own;
-      if (s.ok()) own = std::move(rec);
-      return replication_.quorum_reads().Start(
-          key, std::move(own), needed.count,
-          LevelName(get.consistency(), get.required(), /*write=*/false), requester);
-    }
-    resp = ReadLocal(key_id, key, /*replica_read=*/false, &rec, &s);
-    resp.set_acks(s.ok() || s.IsNotFound() ? 1 : 0);
-    resp.set_required(1);
-    // No copy here at all: a new owner may not have received every key yet (with vnodes a
-    // join hand-over is partial). The replicas decide; the newest version they hold wins.
-    if (s.IsNotFound() && replication_.policy().replicated()) {
-      if (requester.kind == OpKind::kDirect && requester.id == serving_.id &&
-          serving_.decline_miss) {
-        serving_.declined = true;  // the DataService serves it as a DataOp instead
-        return;
-      }
-      if (requester.kind == OpKind::kDirect && ctx_.owned().Full()) {
-        // Asking the replicas would be taken over and charged: not while the half is full.
-        return Answer(requester, ctx_.Shed(ctx_.owned()));
-      }
-      return replication_.reads().ReadMiss(key, std::move(resp), requester);
-    }
-    return Answer(requester, std::move(resp));
+    std::optional<wire::Record> own;
+    if (s.ok()) own = std::move(rec);
+    return replication_.quorum_reads().Start(
+        key, std::move(own), needed.count,
+        LevelName(get.consistency(), get.required(), /*write=*/false), requester);
   }
-  // A write: this node, the owner, versions it and waits for the replica set.
+  wire::DataResponse resp = ReadLocal(key_id, key, /*replica_read=*/false, &rec, &s);
+  resp.set_acks(s.ok() || s.IsNotFound() ? 1 : 0);
+  resp.set_required(1);
+  // No copy here at all: a new owner may not have received every key yet (with vnodes a
+  // join hand-over is partial). The replicas decide; the newest version they hold wins.
+  if (s.IsNotFound() && replication_.policy().replicated()) {
+    if (requester.kind == OpKind::kDirect && requester.id == serving_.id && serving_.decline_miss) {
+      serving_.declined = true;  // the DataService serves it as a DataOp instead
+      return;
+    }
+    if (requester.kind == OpKind::kDirect && ctx_.owned().Full()) {
+      // Asking the replicas would be taken over and charged: not while the half is full.
+      return Answer(requester, ctx_.Shed(ctx_.owned()));
+    }
+    return replication_.reads().ReadMiss(key, std::move(resp), requester);
+  }
+  Answer(requester, std::move(resp));
+}
+
+void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef requester,
+                              bool take_value) {
+  // This node, the owner, versions the write and waits for the replica set.
   if (std::string problem = ConditionProblem(request); !problem.empty()) {
-    resp.set_code(wire::INVALID);
-    resp.set_error(std::move(problem));
-    return Answer(requester, std::move(resp));
+    return Refuse(requester, wire::INVALID, std::move(problem));
   }
   wire::Record record;
-  record.set_key(key);
+  record.set_key(msg::DataKey(request));
   wire::Consistency level = wire::CONSISTENCY_DEFAULT;
   uint32_t required = 0;
   if (request.has_put()) {
     level = request.put().consistency();
     required = request.put().required();
-    record.set_value(request.put().value());
+    if (take_value) {
+      record.mutable_value()->swap(*request.mutable_put()->mutable_value());
+    } else {
+      record.set_value(request.put().value());
+    }
     record.set_version(request.put().version());
     record.set_writer(request.put().writer());
   } else {
@@ -246,6 +253,7 @@ void OwnerService::Serve(const wire::Envelope& request, OpRef requester,
     record.set_writer(request.del().writer());
   }
   if (ConditionOf(request).any() || (request.has_put() && request.put().ttl_ms() != 0)) {
+    wire::DataResponse resp;
     if (!Conditioned(request, key_id, &record, &resp)) return Answer(requester, std::move(resp));
   }
   replication_.writes().Start(key_id, std::move(record), requester, level, required);

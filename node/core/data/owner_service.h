@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "node/core/node_context.h"
@@ -29,13 +30,16 @@ class OwnerService {
   // by the DataService): served, then answered to `from`. `key_id`: the key's SHA-1 when the
   // caller has it already. `decline_miss`: a get of a key this node holds no record of is not
   // served (false is returned, nothing is answered), so that the caller can serve it as a
-  // DataOp, which retries while the replicas do not answer.
-  [[nodiscard]] bool HandleDirect(ReplyToken from, const wire::Envelope& request,
+  // DataOp, which retries while the replicas do not answer. A write's value is moved out of
+  // `request` into the record stored (a get is left as it was).
+  [[nodiscard]] bool HandleDirect(ReplyToken from, wire::Envelope& request,
                                   std::optional<Id> key_id = std::nullopt,
                                   bool decline_miss = false);
-  // Serves a direct get, put or delete; the DataResponse goes to `requester`.
-  void Serve(const wire::Envelope& request, OpRef requester,
-             std::optional<Id> key_id = std::nullopt);
+  // Serves a direct get, put or delete; the DataResponse goes to `requester`. With
+  // `take_value`, a put's value is moved out of `request` instead of copied; without it,
+  // `request` is left as it was (a DataOp keeps it for its retries).
+  void Serve(wire::Envelope& request, OpRef requester, std::optional<Id> key_id = std::nullopt,
+             bool take_value = false);
   // The answer to a HandleDirect request is ready.
   void OnDataDone(OpRef op, wire::DataResponse&& response);
 
@@ -55,6 +59,13 @@ class OwnerService {
   // versions `record` above the current one, and sets its expiry.
   bool Conditioned(const wire::Envelope& request, const Id& key_id, wire::Record* record,
                    wire::DataResponse* resp);
+  // Serve's get of a key this node owns: from the local record, or from the replicas when
+  // the read needs several of them or this node holds no record.
+  void ServeGet(const wire::GetRequest& get, const Id& key_id, OpRef requester);
+  // Serve's put or delete of a key this node owns: checked, then to the WriteCoordinator.
+  void ServeWrite(wire::Envelope& request, const Id& key_id, OpRef requester, bool take_value);
+  // An answer with `code` and `error` and nothing else.
+  void Refuse(OpRef requester, wire::Code code, std::string error);
   // NOT_OWNER, with a hint where a better node is known.
   wire::DataResponse NotOwner(const Id& key_id);
   void Answer(OpRef requester, wire::DataResponse&& response);
