@@ -416,6 +416,60 @@ TEST(ChordNodeTest, AGetOfAKeyTheNodeOwnsIsServedWithoutALookup) {
   EXPECT_EQ(elsewhere, 60);
 }
 
+// A client's put or delete of a key its node owns, on a ring without copies (R = 1), is
+// versioned there, above the record it replaces, whatever version and writer the client put in
+// the request: a record stored behind the node's clock's back with a higher version than the
+// node has seen is still outranked, nothing answers "superseded", and the record stored names
+// the node as its writer.
+TEST(ChordNodeTest, AWriteAtItsOwnerIsVersionedThereAboveTheStoredRecord) {
+  SimNetwork net(Net(12));
+  net.AddNode(Addr(1), FastConfig());
+  net.RunFor(100);
+  const Id key_id = Id::Sha1("k");
+  const std::string self = Id::Sha1(Addr(1)).ToBytes();
+  auto first = Call(net, Addr(1), PutReq("k", "v1"));
+  ASSERT_TRUE(first && first->data_resp().code() == wire::OK);
+  const uint64_t v1 = first->data_resp().version();
+  ASSERT_GT(v1, 0u);
+  // Another writer's record, 1000 versions ahead of anything the node has stamped.
+  wire::Record ahead;
+  ahead.set_key("k");
+  ahead.set_value("ahead");
+  ahead.set_version(v1 + 1000);
+  ahead.set_writer(Id::Sha1("another node").ToBytes());
+  ASSERT_TRUE(net.store(Addr(1))->Put(key_id, ahead).ok());
+  for (const bool del : {false, true}) {
+    SCOPED_TRACE(del ? "delete" : "put");
+    wire::Envelope req;
+    if (del) {
+      req.mutable_del()->set_key("k");
+      req.mutable_del()->set_version(v1 + 5000);
+      req.mutable_del()->set_writer(std::string(Id::kBytes, 'e'));
+    } else {
+      req = PutReq("k", "v2");
+      req.mutable_put()->set_version(v1 + 5000);
+      req.mutable_put()->set_writer(std::string(Id::kBytes, 'e'));
+    }
+    auto r = Call(net, Addr(1), std::move(req));
+    ASSERT_TRUE(r && r->has_data_resp());
+    EXPECT_EQ(r->data_resp().code(), wire::OK) << r->data_resp().error();
+    EXPECT_EQ(r->data_resp().superseded_by(), 0u);
+    EXPECT_GT(r->data_resp().version(), v1 + 1000);
+    EXPECT_NE(r->data_resp().version(), v1 + 5000);
+    wire::Record stored;
+    ASSERT_TRUE(net.store(Addr(1))->Get(key_id, "k", &stored).ok());
+    EXPECT_EQ(stored.version(), r->data_resp().version());
+    EXPECT_EQ(stored.writer(), self);
+    EXPECT_EQ(stored.deleted(), del);
+    if (!del) {
+      EXPECT_EQ(stored.value(), "v2");
+    }
+  }
+  auto got = Call(net, Addr(1), GetReq("k"));
+  ASSERT_TRUE(got && got->has_data_resp());
+  EXPECT_EQ(got->data_resp().code(), wire::NOT_FOUND);
+}
+
 // A node that has joined but not yet received its keys does not serve a get of its new range
 // from its empty store, nor answer NOT_OWNER: the get waits (lookups with back-off) until the
 // hand-over is in, then reads the value written before the join.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "node/core/admission.h"
 #include "node/core/data/write_conditions.h"
 #include "protocol/limits.h"
 #include "protocol/messages.h"
@@ -41,6 +42,16 @@ void DataService::HandleRequest(ReplyToken from, wire::Envelope request) {
   // it is tried again.
   if (request.has_get() && OwnedHere(key_id) &&
       owner_.HandleDirect(from, request, key_id, /*decline_miss=*/true)) {
+    return;
+  }
+  // So does a write of a key this node owns on a ring without copies (R = 1): served as a
+  // direct write is, it is versioned as it is stored, above the record it replaces, in the same
+  // read of the store, so nothing can outrank it and there is nothing to retry. With copies it
+  // stays a DataOp: a replica may hold a newer record, and then the write is stamped again and
+  // retried (OnAnswer). The version and writer are this node's to give, never the client's.
+  if (!request.has_get() && !replication_.policy().replicated() && OwnedHere(key_id)) {
+    if (CarriesCoordinatorFields(request)) request = ClientRequest(std::move(request));
+    (void)owner_.HandleDirect(from, request, key_id);  // never declined: no decline_miss
     return;
   }
   if (ctx_.coordinated().Full()) {
