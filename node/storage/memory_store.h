@@ -24,6 +24,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -83,6 +84,11 @@ class MemoryStore final : public Store {
   };
   struct Less {
     using is_transparent = void;
+    // A node's slots are searched in order, not by bisection: the first eight bytes of the id
+    // (kept in the slot) decide almost every comparison, so a scan of the node's few slots is
+    // a run of predictable branches over adjacent memory, where a bisection mispredicts about
+    // every other branch.
+    using absl_btree_prefer_linear_node_search = std::true_type;
     bool operator()(const Slot& a, const Slot& b) const;
     bool operator()(const Slot& a, const Probe& b) const;
     bool operator()(const Probe& a, const Slot& b) const;
