@@ -168,7 +168,7 @@ Status LedgerStore::WriteReplacing(const StoreBatch& batch,
     return Status::InvalidArgument("a batch's replaced records do not match its entries");
   }
   Status s = inner_->Write(batch);
-  if (!s.ok()) return s;
+  if (!s.ok() || !filled_) return s;  // unfilled: Fill will count it
   const auto& entries = batch.entries();
   for (size_t i = 0; i < entries.size(); ++i) {
     const Id& id = entries[i].key_id;

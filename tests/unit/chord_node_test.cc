@@ -468,6 +468,31 @@ TEST(ChordNodeTest, AWriteAtItsOwnerIsVersionedThereAboveTheStoredRecord) {
   auto got = Call(net, Addr(1), GetReq("k"));
   ASSERT_TRUE(got && got->has_data_resp());
   EXPECT_EQ(got->data_resp().code(), wire::NOT_FOUND);
+  // Conditional and TTL writes are versioned through the condition check: if_absent holds
+  // over the tombstone, a second if_absent conflicts, if_version of the current version holds,
+  // and a TTL write's expiry follows its version.
+  wire::Envelope absent = PutReq("k", "v3");
+  absent.mutable_put()->set_if_absent(true);
+  auto a = Call(net, Addr(1), absent);
+  ASSERT_TRUE(a && a->has_data_resp());
+  ASSERT_EQ(a->data_resp().code(), wire::OK) << a->data_resp().error();
+  a = Call(net, Addr(1), absent);
+  ASSERT_TRUE(a && a->has_data_resp());
+  EXPECT_EQ(a->data_resp().code(), wire::CONFLICT);
+  wire::Record current;
+  ASSERT_TRUE(net.store(Addr(1))->Get(key_id, "k", &current).ok());
+  wire::Envelope cas = PutReq("k", "v4");
+  cas.mutable_put()->set_if_version(current.version());
+  cas.mutable_put()->set_ttl_ms(60000);
+  auto c = Call(net, Addr(1), cas);
+  ASSERT_TRUE(c && c->has_data_resp());
+  ASSERT_EQ(c->data_resp().code(), wire::OK) << c->data_resp().error();
+  EXPECT_GT(c->data_resp().version(), current.version());
+  wire::Record after;
+  ASSERT_TRUE(net.store(Addr(1))->Get(key_id, "k", &after).ok());
+  EXPECT_EQ(after.value(), "v4");
+  EXPECT_EQ(after.writer(), self);
+  EXPECT_EQ(after.expires_unix_ms(), (after.version() >> 16) + 60000);
 }
 
 // A node that has joined but not yet received its keys does not serve a get of its new range

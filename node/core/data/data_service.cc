@@ -37,18 +37,19 @@ void DataService::HandleRequest(ReplyToken from, wire::Envelope request) {
   }
   const Id key_id = Id::Sha1(key);
   // A read of a key this node owns and holds needs neither a lookup nor a retry: it is served
-  // as a direct request is (a write still needs its version and the retries below). One this
-  // node holds no record of goes on as a DataOp: the replicas decide, and while none answers
-  // it is tried again.
+  // as a direct request is. One this node holds no record of goes on as a DataOp: the replicas
+  // decide, and while none answers it is tried again.
   if (request.has_get() && OwnedHere(key_id) &&
       owner_.HandleDirect(from, request, key_id, /*decline_miss=*/true)) {
     return;
   }
-  // So does a write of a key this node owns on a ring without copies (R = 1): served as a
-  // direct write is, it is versioned as it is stored, above the record it replaces, in the same
-  // read of the store, so nothing can outrank it and there is nothing to retry. With copies it
-  // stays a DataOp: a replica may hold a newer record, and then the write is stamped again and
-  // retried (OnAnswer). The version and writer are this node's to give, never the client's.
+  // A write of a key this node owns on a ring without copies (R = 1) is likewise served as a
+  // direct write is: the owner versions it above the record it replaces, in the same step as it
+  // stores it, so nothing can outrank it and there is nothing to retry. Like an owned get it is
+  // charged to the owner's budget, not the coordinator's (a node busy coordinating does not
+  // shut out its own range). With copies a write stays a DataOp: a replica may hold a newer
+  // record, and then the write is stamped again and retried (OnAnswer). The version and writer
+  // are this node's to give, never the client's.
   if (!request.has_get() && !replication_.policy().replicated() && OwnedHere(key_id)) {
     if (CarriesCoordinatorFields(request)) request = ClientRequest(std::move(request));
     (void)owner_.HandleDirect(from, request, key_id);  // never declined: no decline_miss

@@ -1,16 +1,16 @@
-// DataService: a client's get, put or delete sent to any node. A write gets its version
-// here, once: every forward and retry carries it. The node looks up the key's owner and
-// forwards the request to it marked `direct` (or serves it itself through the OwnerService);
-// a NOT_OWNER answer that names a better node is followed a few times, then it is back to
-// lookups with doubling back-off until data_deadline_ms. An owner that does not answer is
-// suspected by this node for suspect_ms (or until it answers again): meanwhile a get reads
-// the next holders of the key's copies at once, and a write goes to the owner's successor,
-// marked with the suspect, so that the successor checks its predecessor now and takes the
-// range over as soon as it is found dead. Only the first request pays the timeout.
-// A write that lost to a newer one while its client waits is retried under a new version
-// (a conditional write is not: it is answered CONFLICT).
-// Each request is a DataOp owned here; the answer goes back to the client. Called by the
-// ChordNode; node's thread.
+// DataService: a client's get, put or delete sent to any node. A read of a key this node owns
+// and holds, and on a ring without copies a write of a key it owns, go straight to the
+// OwnerService (no DataOp). Any other write gets its version here, once: every forward and
+// retry carries it. The node looks up the key's owner and forwards the request to it marked
+// `direct` (or serves it itself through the OwnerService); a NOT_OWNER answer that names a better
+// node is followed a few times, then it is back to lookups with doubling back-off until
+// data_deadline_ms. An owner that does not answer is suspected by this node for suspect_ms (or
+// until it answers again): meanwhile a get reads the next holders of the key's copies at once, and
+// a write goes to the owner's successor, marked with the suspect, so that the successor checks its
+// predecessor now and takes the range over as soon as it is found dead. Only the first request pays
+// the timeout. A write that lost to a newer one while its client waits is retried under a new
+// version (a conditional write is not: it is answered CONFLICT). Each other request is a DataOp
+// owned here; the answer goes back to the client. Called by the ChordNode; node's thread.
 #ifndef CHORD_NODE_CORE_DATA_DATA_SERVICE_H_
 #define CHORD_NODE_CORE_DATA_DATA_SERVICE_H_
 

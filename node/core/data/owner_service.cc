@@ -15,7 +15,7 @@ bool OwnerService::HandleDirect(ReplyToken from, wire::Envelope& request, std::o
                                 bool decline_miss) {
   // While the node holds its limit of requests under way as owner, those that an operation
   // would take over (writes, reads of several replicas) are refused at once; a plain read is
-  // served from the store, and refused in Serve if it would have to ask the replicas.
+  // served from the store, and refused in ServeGet if it would have to ask the replicas.
   if (ctx_.owned().Full() && (!request.has_get() || msg::ReadsSeveral(request))) {
     ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.Shed(ctx_.owned())));
     return true;
@@ -177,9 +177,10 @@ void OwnerService::Serve(wire::Envelope& request, OpRef requester, std::optional
     return Refuse(requester, wire::SHUTTING_DOWN,
                   "the owner " + ring.self.addr + " is leaving the ring");
   }
-  // The DataService hands a client's get here without a DataOp (no retry) only when these
-  // checks pass (DataService::OwnedHere): keep the two in step. It takes such a get back (as
-  // a DataOp, which retries) when this node holds no record of the key (decline_miss).
+  // The DataService hands a client's get (and, without copies, a write) here without a DataOp
+  // (no retry) only when these checks pass (DataService::OwnedHere): keep the two in step. It takes
+  // such a get back (as a DataOp, which retries) when this node holds no record of the key
+  // (decline_miss).
   if (!ring.Owns(key_id) || ring.awaiting_transfer) return Answer(requester, NotOwner(key_id));
   if (request.has_get()) return ServeGet(request.get(), key_id, requester);
   ServeWrite(request, key_id, requester, take_value);

@@ -1,6 +1,7 @@
 // OwnerService: serves get/put/del requests addressed to this node itself (marked `direct`):
-// by the coordinating node that found this node to be the key's owner, or by a node reading
-// the copy this node holds as a replica. The owner answers only for keys in (predecessor,
+// by the coordinating node that found this node to be the key's owner, by a node reading the
+// copy this node holds as a replica, or by the DataService for a client's request of a key this
+// node owns. The owner answers only for keys in (predecessor,
 // self] and once its hand-over has arrived, else NOT_OWNER naming the node it believes is
 // right; reads come from the local record (asking the replicas when it holds none), writes
 // go to the WriteCoordinator. Answers go to the requester's OpRef: a DataOp of this node, or
@@ -30,8 +31,8 @@ class OwnerService {
   // by the DataService): served, then answered to `from`. `key_id`: the key's SHA-1 when the
   // caller has it already. `decline_miss`: a get of a key this node holds no record of is not
   // served (false is returned, nothing is answered), so that the caller can serve it as a
-  // DataOp, which retries while the replicas do not answer. A write's value is moved out of
-  // `request` into the record stored (a get is left as it was).
+  // DataOp, which retries while the replicas do not answer. A write's value may be moved out
+  // of `request` into the record stored (a get is left as it was).
   [[nodiscard]] bool HandleDirect(ReplyToken from, wire::Envelope& request,
                                   std::optional<Id> key_id = std::nullopt,
                                   bool decline_miss = false);
