@@ -208,16 +208,9 @@ void NodeRuntime::Run() {
 Clock NodeRuntime::Now() const {
   Clock c;
   c.mono_ms = uv_now(loop_.get());
-  // The wall clock is read again only when the loop's time has moved on: the inputs of one
-  // loop turn (or one millisecond) share a reading, as they share uv_now's.
-  if (!wall_read_ || c.mono_ms != wall_read_at_mono_ms_) {
-    wall_ms_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                         std::chrono::system_clock::now().time_since_epoch())
-                                         .count());
-    wall_read_at_mono_ms_ = c.mono_ms;
-    wall_read_ = true;
-  }
-  c.wall_ms = wall_ms_;
+  c.wall_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
   return c;
 }
 

@@ -166,7 +166,6 @@ class NodeRuntime final {
     std::unordered_map<uint64_t, InFlight> in_flight;
   };
 
-  // The loop's time and the wall clock (read once per loop time: see the .cc).
   Clock Now() const;
   // Feeds vnode i one input, `input(ChordNode&, const Clock&)`, then carries out its Ready.
   // A template rather than a std::function: the lambda of a request's step captures more
@@ -250,10 +249,6 @@ class NodeRuntime final {
   uint64_t next_request_id_ = 1;
   uint64_t last_refusal_log_ms_ = 0;
   uint64_t refused_since_log_ = 0;
-  // Now's last wall-clock reading, and the loop time it was taken at.
-  mutable uint64_t wall_ms_ = 0;
-  mutable uint64_t wall_read_at_mono_ms_ = 0;
-  mutable bool wall_read_ = false;
 
   // The process's budgets of requests under way (README "Security"), shared by its vnodes
   // (declared before them: they outlive them).
