@@ -25,7 +25,7 @@ bool OwnerService::HandleDirect(ReplyToken from, wire::Envelope& request, std::o
   // over (a write, a quorum read, a read of the replicas) is remembered until it completes.
   serving_ = Serving{id, Requester{from, request.request_id()}, false, decline_miss, false};
   const size_t cost = RequestBudget::CostOf(request);  // before Serve takes the value
-  Serve(request, OpRef{OpKind::kDirect, 0, 0, id}, key_id, /*take_value=*/true);
+  Serve(request, OpRef{OpKind::kDirect, 0, 0, id}, key_id, /*take_fields=*/true);
   const bool declined = serving_.declined;
   if (!serving_.answered && !declined) {
     // Taken over by an operation: charged until it answers.
@@ -155,7 +155,7 @@ void OwnerService::Refuse(OpRef requester, wire::Code code, std::string error) {
 }
 
 void OwnerService::Serve(wire::Envelope& request, OpRef requester, std::optional<Id> known_id,
-                         bool take_value) {
+                         bool take_fields) {
   const RingState& ring = ctx_.ring;
   const std::string& key = msg::DataKey(request);
   if (!KeyProblem(key).empty() ||
@@ -183,7 +183,7 @@ void OwnerService::Serve(wire::Envelope& request, OpRef requester, std::optional
   // (decline_miss).
   if (!ring.Owns(key_id) || ring.awaiting_transfer) return Answer(requester, NotOwner(key_id));
   if (request.has_get()) return ServeGet(request.get(), key_id, requester);
-  ServeWrite(request, key_id, requester, take_value);
+  ServeWrite(request, key_id, requester, take_fields);
 }
 
 void OwnerService::ServeGet(const wire::GetRequest& get, const Id& key_id, OpRef requester) {
@@ -227,19 +227,24 @@ void OwnerService::ServeGet(const wire::GetRequest& get, const Id& key_id, OpRef
 }
 
 void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef requester,
-                              bool take_value) {
+                              bool take_fields) {
   // This node, the owner, versions the write and waits for the replica set.
   if (std::string problem = ConditionProblem(request); !problem.empty()) {
     return Refuse(requester, wire::INVALID, std::move(problem));
   }
   wire::Record record;
-  record.set_key(msg::DataKey(request));
+  if (take_fields) {
+    record.mutable_key()->swap(request.has_put() ? *request.mutable_put()->mutable_key()
+                                                 : *request.mutable_del()->mutable_key());
+  } else {
+    record.set_key(msg::DataKey(request));
+  }
   wire::Consistency level = wire::CONSISTENCY_DEFAULT;
   uint32_t required = 0;
   if (request.has_put()) {
     level = request.put().consistency();
     required = request.put().required();
-    if (take_value) {
+    if (take_fields) {
       record.mutable_value()->swap(*request.mutable_put()->mutable_value());
     } else {
       record.set_value(request.put().value());
@@ -257,7 +262,12 @@ void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef r
     wire::DataResponse resp;
     if (!Conditioned(request, key_id, &record, &resp)) return Answer(requester, std::move(resp));
   }
-  replication_.writes().Start(key_id, std::move(record), requester, level, required);
+  // A write settled at once (a ring without copies, a refusal) is answered here: a direct
+  // request's answer is then queued within HandleDirect, without a completion.
+  if (auto answer =
+          replication_.writes().Start(key_id, std::move(record), requester, level, required)) {
+    Answer(requester, std::move(*answer));
+  }
 }
 
 }  // namespace chord

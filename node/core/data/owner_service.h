@@ -37,10 +37,10 @@ class OwnerService {
                                   std::optional<Id> key_id = std::nullopt,
                                   bool decline_miss = false);
   // Serves a direct get, put or delete; the DataResponse goes to `requester`. With
-  // `take_value`, a put's value is moved out of `request` instead of copied; without it,
-  // `request` is left as it was (a DataOp keeps it for its retries).
+  // `take_fields`, a write's key and value are moved out of `request` instead of copied;
+  // without it, `request` is left as it was (a DataOp keeps it for its retries).
   void Serve(wire::Envelope& request, OpRef requester, std::optional<Id> key_id = std::nullopt,
-             bool take_value = false);
+             bool take_fields = false);
   // The answer to a HandleDirect request is ready.
   void OnDataDone(OpRef op, wire::DataResponse&& response);
 
@@ -64,7 +64,7 @@ class OwnerService {
   // the read needs several of them or this node holds no record.
   void ServeGet(const wire::GetRequest& get, const Id& key_id, OpRef requester);
   // Serve's put or delete of a key this node owns: checked, then to the WriteCoordinator.
-  void ServeWrite(wire::Envelope& request, const Id& key_id, OpRef requester, bool take_value);
+  void ServeWrite(wire::Envelope& request, const Id& key_id, OpRef requester, bool take_fields);
   // An answer with `code` and `error` and nothing else.
   void Refuse(OpRef requester, wire::Code code, std::string error);
   // NOT_OWNER, with a hint where a better node is known.

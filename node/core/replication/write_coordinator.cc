@@ -14,24 +14,30 @@ enum Step : uint8_t { kReplicate = 1 };
 
 }  // namespace
 
-void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef requester,
-                             wire::Consistency level, uint32_t required) {
-  const uint64_t id = next_id_++;
-  WriteOp& w = ops_[id];
+std::optional<wire::DataResponse> WriteCoordinator::Start(const Id& key_id, wire::Record record,
+                                                         OpRef requester, wire::Consistency level,
+                                                         uint32_t required) {
+  // Kept here until it has to wait for a member: a write settled within this call (a ring
+  // without copies, a refusal, an outranked write) never enters ops_.
+  WriteOp w;
   w.key_id = key_id;
   w.record = std::move(record);
   w.requester = requester;
+  const auto settled_now = [this, &w](wire::DataResponse response) {
+    Close(w);
+    return std::optional<wire::DataResponse>(std::move(response));
+  };
   const RingState& ring = ctx_.ring;
   const std::vector<NodeRef> targets = policy_.Targets();
   const Needed needed = WritesNeeded(level, required, policy_.replicas(), targets.size() + 1);
-  if (!needed.problem.empty()) return Fail(id, wire::INVALID, needed.problem);
+  if (!needed.problem.empty()) return settled_now(Failed(wire::INVALID, needed.problem));
   w.needed = needed.count;
   w.hints_count = needed.hints_count;
   w.level = level;
   w.required = required;
   bool stored = false;
   wire::Record kept;
-  // Watchers see this change once the replica set has answered (Answer publishes it).
+  // Watchers see this change once the replica set has answered (Close publishes it).
   const ChangeLink link{ChangeLink::Kind::kLocal, 0, /*published=*/false};
   Status s;
   if (w.record.version() == 0) {
@@ -45,21 +51,27 @@ void WriteCoordinator::Start(const Id& key_id, wire::Record record, OpRef reques
     s = ctx_.records.StoreIfNewer(key_id, w.record, &stored, &kept, link, /*new_version=*/true);
   }
   if (!s.ok()) {
-    if (s.code() == Status::Code::kInvalidArgument) return Fail(id, wire::INVALID, s.message());
-    return Fail(id, wire::UNAVAILABLE, "the owner could not store the key: " + s.message());
+    if (s.code() == Status::Code::kInvalidArgument) {
+      return settled_now(Failed(wire::INVALID, s.message()));
+    }
+    return settled_now(
+        Failed(wire::UNAVAILABLE, "the owner could not store the key: " + s.message()));
   }
   if (!stored && (kept.version() != w.record.version() || kept.writer() != w.record.writer())) {
     // A newer write is here already, or another write stamped with the same version: this
     // one changes nothing until the coordinator stamps it again.
     w.superseded_by = kept.version();
     w.outranked = true;
-    return Settle(id);
+    return settled_now(Settled(w));
   }
   ++ctx_.counters.writes_replicated;
   w.acks = 1;  // the owner's own store
+  if (targets.empty()) return settled_now(Settled(w));
   w.pending = targets.size();
-  if (targets.empty()) return Settle(id);
+  const uint64_t id = next_id_++;
+  ops_.emplace(id, std::move(w));
   for (const NodeRef& t : targets) SendTo(id, t);
+  return std::nullopt;
 }
 
 bool WriteCoordinator::Asked(const WriteOp& w, std::string_view process) const {
@@ -142,7 +154,7 @@ void WriteCoordinator::OnRpc(OpRef op, const wire::Envelope* response) {
     // hint for it (hinted hand-off).
     if (SendHint(op.id, w.sent_to[op.index])) return;
   }
-  if (--w.pending == 0) Settle(op.id);
+  if (--w.pending == 0) Answer(op.id, Settled(w));
 }
 
 void WriteCoordinator::TakeNewer(uint64_t id, const wire::ReplicateResponse& answer) {
@@ -158,8 +170,7 @@ void WriteCoordinator::TakeNewer(uint64_t id, const wire::ReplicateResponse& ans
   }
 }
 
-void WriteCoordinator::Settle(uint64_t id) {
-  WriteOp& w = ops_[id];
+wire::DataResponse WriteCoordinator::Settled(const WriteOp& w) {
   const uint32_t counted = w.acks + (w.hints_count ? w.hinted : 0);
   if (counted < w.needed && w.superseded_by == 0) {
     ++ctx_.counters.writes_failed;
@@ -178,7 +189,7 @@ void WriteCoordinator::Settle(uint64_t id) {
     resp.set_error(std::move(why));
     resp.set_acks(counted);
     resp.set_required(w.needed);
-    return Answer(id, std::move(resp));
+    return resp;
   }
   wire::DataResponse resp;
   resp.set_code(wire::OK);
@@ -187,23 +198,28 @@ void WriteCoordinator::Settle(uint64_t id) {
   resp.set_version(w.record.version());
   if (w.record.expires_unix_ms() != 0) resp.set_expires_unix_ms(w.record.expires_unix_ms());
   if (w.outranked) resp.set_superseded_by(w.superseded_by);
-  Answer(id, std::move(resp));
+  return resp;
 }
 
-void WriteCoordinator::Fail(uint64_t id, wire::Code code, std::string why) {
+wire::DataResponse WriteCoordinator::Failed(wire::Code code, std::string why) {
   if (code == wire::UNAVAILABLE) ++ctx_.counters.writes_failed;
   wire::DataResponse resp;
   resp.set_code(code);
   resp.set_error(std::move(why));
-  Answer(id, std::move(resp));
+  return resp;
+}
+
+void WriteCoordinator::Close(const WriteOp& w) {
+  if (w.chain_broken) ctx_.watches.Unlink(w.record.key(), w.record.version());
+  ctx_.watches.Publish(w.record.key(), w.record.version());
 }
 
 void WriteCoordinator::Answer(uint64_t id, wire::DataResponse&& response) {
-  const WriteOp& w = ops_[id];
-  if (w.chain_broken) ctx_.watches.Unlink(w.record.key(), w.record.version());
-  ctx_.watches.Publish(w.record.key(), w.record.version());
-  const OpRef requester = w.requester;
-  ops_.erase(id);
+  auto it = ops_.find(id);
+  if (it == ops_.end()) return;
+  Close(it->second);
+  const OpRef requester = it->second.requester;
+  ops_.erase(it);
   ctx_.completions.Post(requester, std::move(response));
 }
 
