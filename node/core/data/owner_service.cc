@@ -14,15 +14,16 @@ namespace chord {
 bool OwnerService::HandleDirect(ReplyToken from, wire::Envelope& request, std::optional<Id> key_id,
                                 bool decline_miss) {
   // While the node holds its limit of requests under way as owner, those that an operation
-  // would take over (writes, reads of several replicas) are refused at once; a plain read is
+  // may take over (writes, reads of several replicas) are refused at once; a plain read is
   // served from the store, and refused in ServeGet if it would have to ask the replicas.
   if (ctx_.owned().Full() && (!request.has_get() || msg::ReadsSeveral(request))) {
     ctx_.out.Reply(from, request.request_id(), msg::Data(ctx_.Shed(ctx_.owned())));
     return true;
   }
   const uint64_t id = next_id_++;
-  // Most direct requests are answered within Serve (Answer); only one that an operation takes
-  // over (a write, a quorum read, a read of the replicas) is remembered until it completes.
+  // Most direct requests are answered within Serve (Answer), writes settled at once included
+  // (R = 1, a refusal); only one that an operation takes over (a write waiting for replicas,
+  // a quorum read, a read of the replicas) is remembered, and charged, until it completes.
   serving_ = Serving{id, Requester{from, request.request_id()}, false, decline_miss, false};
   const size_t cost = RequestBudget::CostOf(request);  // before Serve takes the value
   Serve(request, OpRef{OpKind::kDirect, 0, 0, id}, key_id, /*take_fields=*/true);

@@ -31,8 +31,8 @@ class OwnerService {
   // by the DataService): served, then answered to `from`. `key_id`: the key's SHA-1 when the
   // caller has it already. `decline_miss`: a get of a key this node holds no record of is not
   // served (false is returned, nothing is answered), so that the caller can serve it as a
-  // DataOp, which retries while the replicas do not answer. A write's value may be moved out
-  // of `request` into the record stored (a get is left as it was).
+  // DataOp, which retries while the replicas do not answer. A write's key and value may be
+  // moved out of `request` into the record stored (a get is left as it was).
   [[nodiscard]] bool HandleDirect(ReplyToken from, wire::Envelope& request,
                                   std::optional<Id> key_id = std::nullopt,
                                   bool decline_miss = false);

@@ -7,8 +7,10 @@
 // write that loses to a newer record (held here or by a replica, whose newer records the
 // owner then takes) is answered OK with `superseded_by`, and only the coordinator, while its
 // client still waits, may retry it under a new version. So a copy of a write that arrives
-// late can never outrank one acknowledged after it. Each write is a WriteOp owned here; its
-// answer goes to the requester's OpRef. Started by the OwnerService; node's thread.
+// late can never outrank one acknowledged after it. A write that waits for replicas is a
+// WriteOp owned here, whose answer goes to the requester's OpRef as a completion; one settled
+// within Start (no other member, a refusal) is answered by Start's caller. Started by the
+// OwnerService; node's thread.
 //
 // Consistency (README "Consistency levels"): the write needs `Needed.count` stores among the
 // replica set, the owner's own included; the answer carries `acks` and `required`, and a
