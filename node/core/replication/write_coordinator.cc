@@ -15,8 +15,8 @@ enum Step : uint8_t { kReplicate = 1 };
 }  // namespace
 
 std::optional<wire::DataResponse> WriteCoordinator::Start(const Id& key_id, wire::Record record,
-                                                         OpRef requester, wire::Consistency level,
-                                                         uint32_t required) {
+                                                          OpRef requester, wire::Consistency level,
+                                                          uint32_t required) {
   // Kept here until it has to wait for a member: a write settled within this call (a ring
   // without copies, a refusal, an outranked write) never enters ops_.
   WriteOp w;
