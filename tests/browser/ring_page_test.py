@@ -57,14 +57,18 @@ def sha1_int(text):
     return int.from_bytes(hashlib.sha1(text.encode()).digest(), "big")
 
 
+def sorted_ring(addrs):
+    """The nodes as (id, address) pairs in ring order."""
+    return sorted((sha1_int(a), a) for a in addrs)
+
+
+def owner_on(ring, key_id):
+    """Owner of a key id on a sorted_ring: the first id >= the key's id, wrapping."""
+    return ring[bisect.bisect_left(ring, (key_id,)) % len(ring)][1]
+
+
 def expected_owner(key, addrs):
-    """Owner of key among the node addresses: the first id >= the key's id, wrapping."""
-    ring = sorted((sha1_int(a), a) for a in addrs)
-    k = sha1_int(key)
-    for node_id, addr in ring:
-        if node_id >= k:
-            return addr
-    return ring[0][1]
+    return owner_on(sorted_ring(addrs), sha1_int(key))
 
 
 def first_key_of_each(addrs, limit=1_000_000):
@@ -74,14 +78,11 @@ def first_key_of_each(addrs, limit=1_000_000):
     (with 10,000 candidates, about one run in 500 did); a million miss an arc only if it is
     below about a millionth of the ring.
     """
-    ring = sorted((sha1_int(a), a) for a in addrs)
-    ids = [node_id for node_id, _ in ring]
+    ring = sorted_ring(addrs)
     found = {}
     for i in range(1, limit):
         key = f"user-{i}"
-        at = bisect.bisect_left(ids, sha1_int(key))
-        owner = ring[at % len(ring)][1]
-        found.setdefault(owner, key)
+        found.setdefault(owner_on(ring, sha1_int(key)), key)
         if len(found) == len(ring):
             return [found[a] for a in sorted(addrs)]
     missing = sorted(set(addrs) - set(found))
@@ -90,7 +91,7 @@ def first_key_of_each(addrs, limit=1_000_000):
 
 
 def expected_replicas(owner, addrs, replicas):
-    ring = [a for _, a in sorted((sha1_int(a), a) for a in addrs)]
+    ring = [a for _, a in sorted_ring(addrs)]
     i = ring.index(owner)
     return {ring[(i + k) % len(ring)] for k in range(1, min(replicas, len(ring)))}
 
