@@ -307,6 +307,7 @@ void ChordNode::DeliverLookup(OpRef op, LookupOutcome outcome) {
 void ChordNode::DeliverData(OpRef op, wire::DataResponse&& response) {
   if (op.kind == OpKind::kDataOp) return data_.OnDataDone(op, std::move(response));
   if (op.kind == OpKind::kDirect) return owner_.OnDataDone(op, std::move(response));
+  if (op.kind == OpKind::kConditionRead) return owner_.OnConditionRead(op, std::move(response));
 }
 
 void ChordNode::DeliverDone(OpRef op, bool ok) {

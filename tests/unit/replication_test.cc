@@ -298,6 +298,108 @@ TEST(ReplicationTest, AnOwnerWithoutACopyWhoseReplicasDoNotAnswerNeverSaysNotFou
   EXPECT_EQ(through_other->owner().addr(), owner);
 }
 
+// A put with if_absent or if_version of `k`, sent to `addr`.
+std::optional<wire::DataResponse> PutIf(SimNetwork& net, const std::string& addr,
+                                        const std::string& k, const std::string& v, bool if_absent,
+                                        uint64_t if_version) {
+  wire::Envelope e;
+  e.mutable_put()->set_key(k);
+  e.mutable_put()->set_value(v);
+  e.mutable_put()->set_if_absent(if_absent);
+  e.mutable_put()->set_if_version(if_version);
+  return DataCall(net, addr, std::move(e));
+}
+
+TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithoutACopyIsDecidedAgainstItsReplicas) {
+  // An owner may hold no record of a key its replicas hold (a partial hand-over, a write at
+  // ONE or QUORUM that missed it). Deciding a condition as if the key were absent would let an
+  // if-absent put overwrite an acknowledged value; the owner asks its replicas first, and
+  // writes nothing while none of them answers.
+  const std::string k = "the-key";
+  const auto order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4)});
+  const std::string owner = order[0];
+  const std::set<std::string> replicas = {order[1], order[2]};
+  const std::string other = order[3];
+
+  SimNetwork net(Net(13));
+  StartRing(net, 4);
+  auto put = Put(net, owner, k, "acknowledged");
+  ASSERT_TRUE(put && put->code() == wire::OK);
+  net.RunFor(3000);
+  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
+  net.RunFor(2000);
+  wire::Record first;
+  ASSERT_TRUE(net.store(order[1])->Get(Id::Sha1(k), k, &first).ok());
+  ASSERT_EQ(first.value(), "acknowledged");
+  ASSERT_TRUE(net.store(owner)->Erase(Id::Sha1(k), k).ok());
+
+  // If absent, at the owner: the replicas' copy makes it a conflict naming its version, and
+  // nothing is written anywhere.
+  auto absent = PutIf(net, owner, k, "overwrite", /*if_absent=*/true, 0);
+  ASSERT_TRUE(absent);
+  EXPECT_EQ(absent->code(), wire::CONFLICT) << absent->error();
+  EXPECT_EQ(absent->version(), first.version());
+  wire::Record rec;
+  EXPECT_TRUE(net.store(owner)->Get(Id::Sha1(k), k, &rec).IsNotFound());
+  for (const auto& r : replicas) {
+    ASSERT_TRUE(net.store(r)->Get(Id::Sha1(k), k, &rec).ok()) << r;
+    EXPECT_EQ(rec.value(), "acknowledged") << r;
+  }
+
+  // If at the replicas' version, through another node: it holds, and the new value is above
+  // the old one on every holder.
+  auto swapped = PutIf(net, other, k, "second", /*if_absent=*/false, first.version());
+  ASSERT_TRUE(swapped);
+  EXPECT_EQ(swapped->code(), wire::OK) << swapped->error();
+  for (const auto& h : {owner, order[1], order[2]}) {
+    ASSERT_TRUE(net.store(h)->Get(Id::Sha1(k), k, &rec).ok()) << h;
+    EXPECT_EQ(rec.value(), "second") << h;
+    EXPECT_GT(rec.version(), first.version()) << h;
+  }
+  const uint64_t second_version = rec.version();
+
+  // The owner loses its copy again and is cut from its replicas: the condition cannot be
+  // checked, so the write is refused (UNAVAILABLE) and nothing changes.
+  ASSERT_TRUE(net.store(owner)->Erase(Id::Sha1(k), k).ok());
+  bool cut = true;
+  net.SetPartition([&](const std::string& from, const std::string& to) {
+    return cut && ((from == owner && replicas.count(to) != 0) ||
+                   (to == owner && replicas.count(from) != 0));
+  });
+  auto unchecked = PutIf(net, owner, k, "overwrite", /*if_absent=*/true, 0);
+  ASSERT_TRUE(unchecked);
+  EXPECT_EQ(unchecked->code(), wire::UNAVAILABLE) << unchecked->error();
+  EXPECT_TRUE(net.store(owner)->Get(Id::Sha1(k), k, &rec).IsNotFound());
+  for (const auto& r : replicas) {
+    ASSERT_TRUE(net.store(r)->Get(Id::Sha1(k), k, &rec).ok()) << r;
+    EXPECT_EQ(rec.value(), "second") << r;
+  }
+
+  // Through another node: the owner's refusal is passed on (a write is not tried again on
+  // UNAVAILABLE); once the cut heals, the client's retry meets the conflict.
+  auto relayed = PutIf(net, other, k, "overwrite", /*if_absent=*/true, 0);
+  ASSERT_TRUE(relayed);
+  EXPECT_EQ(relayed->code(), wire::UNAVAILABLE) << relayed->error();
+  EXPECT_TRUE(net.store(owner)->Get(Id::Sha1(k), k, &rec).IsNotFound());
+  cut = false;
+  auto healed = PutIf(net, other, k, "overwrite", /*if_absent=*/true, 0);
+  ASSERT_TRUE(healed);
+  EXPECT_EQ(healed->code(), wire::CONFLICT) << healed->error();
+  EXPECT_EQ(healed->version(), second_version);
+
+  // A key nobody holds: the replicas confirm its absence, so the first if-absent put holds
+  // and the second conflicts.
+  const std::string fresh = "a-fresh-key";
+  const std::string fresh_owner =
+      ClockwiseFromOwner(fresh, {Addr(1), Addr(2), Addr(3), Addr(4)})[0];
+  auto created = PutIf(net, fresh_owner, fresh, "one", /*if_absent=*/true, 0);
+  ASSERT_TRUE(created);
+  EXPECT_EQ(created->code(), wire::OK) << created->error();
+  auto again = PutIf(net, fresh_owner, fresh, "two", /*if_absent=*/true, 0);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->code(), wire::CONFLICT) << again->error();
+}
+
 TEST(ReplicationTest, AFallBackReadWhoseHoldersHoldNoRecordIsNotTakenForNotFound) {
   // The owner crashes, unnoticed; the coordinator reads the copies on the holders its lookup
   // named. Those may be stale or new members not handed the key yet: that none of them holds

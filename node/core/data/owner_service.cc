@@ -86,7 +86,9 @@ wire::DataResponse OwnerService::ReadLocal(const Id& key_id, const std::string& 
 }
 
 bool OwnerService::Conditioned(const wire::Envelope& request, const Id& key_id,
-                               wire::Record* record, wire::DataResponse* resp) {
+                               wire::Record* record,
+                               const std::optional<wire::Record>& from_replicas,
+                               wire::DataResponse* resp) {
   wire::Record current;
   const Status s = ctx_.store()->Get(key_id, record->key(), &current);
   if (!s.ok() && !s.IsNotFound()) {
@@ -98,8 +100,14 @@ bool OwnerService::Conditioned(const wire::Envelope& request, const Id& key_id,
   // stored here, so it goes on (storing changes nothing) instead of conflicting with itself.
   const bool retry = s.ok() && record->version() != 0 && current.version() == record->version() &&
                      current.writer() == record->writer() && current.deleted() == record->deleted();
+  bool have = s.ok();
+  if (from_replicas && from_replicas->version() != 0 &&
+      (!have || from_replicas->version() > current.version())) {
+    current = *from_replicas;  // newer than what this node holds: it decides
+    have = true;
+  }
   const ConditionOutcome outcome =
-      CheckCondition(ConditionOf(request), s.ok() ? &current : nullptr, ctx_.now.wall_ms);
+      CheckCondition(ConditionOf(request), have ? &current : nullptr, ctx_.now.wall_ms);
   if (!outcome.holds && !retry) {
     ++ctx_.counters.cas_conflicts;
     resp->set_code(wire::CONFLICT);
@@ -114,14 +122,14 @@ bool OwnerService::Conditioned(const wire::Envelope& request, const Id& key_id,
   // locally before it returns) run in one step on this node's single thread, so no other
   // write of the key comes between them, and the next conditional write of the key is checked
   // against this one.
-  if (ConditionOf(request).any() && !retry && s.ok() && record->version() <= current.version()) {
+  if (ConditionOf(request).any() && !retry && have && record->version() <= current.version()) {
     ctx_.versions.Observe(current.version());
     record->set_version(ctx_.versions.Next(ctx_.now.wall_ms));
     record->set_writer(ctx_.self().id.ToBytes());
   }
   if (request.has_put() && request.put().ttl_ms() != 0) {
     if (record->version() == 0) {  // a direct request from a client: versioned here
-      if (s.ok()) ctx_.versions.Observe(current.version());
+      if (have) ctx_.versions.Observe(current.version());
       record->set_version(ctx_.versions.Next(ctx_.now.wall_ms));
       record->set_writer(ctx_.self().id.ToBytes());
     }
@@ -174,17 +182,26 @@ void OwnerService::Serve(wire::Envelope& request, OpRef requester, std::optional
     Status s;
     return Answer(requester, ReadLocal(key_id, key, /*replica_read=*/true, &rec, &s));
   }
-  if (ring.state == NodeState::kLeaving || ring.state == NodeState::kLeft) {
-    return Refuse(requester, wire::SHUTTING_DOWN,
-                  "the owner " + ring.self.addr + " is leaving the ring");
-  }
   // The DataService hands a client's get (and, without copies, a write) here without a DataOp
   // (no retry) only when these checks pass (DataService::OwnedHere): keep the two in step. It takes
   // such a get back (as a DataOp, which retries) when this node holds no record of the key
   // (decline_miss).
-  if (!ring.Owns(key_id) || ring.awaiting_transfer) return Answer(requester, NotOwner(key_id));
+  if (!StillOwner(key_id, requester)) return;
   if (request.has_get()) return ServeGet(request.get(), key_id, requester);
   ServeWrite(request, key_id, requester, take_fields);
+}
+
+bool OwnerService::StillOwner(const Id& key_id, OpRef requester) {
+  const RingState& ring = ctx_.ring;
+  if (ring.state == NodeState::kLeaving || ring.state == NodeState::kLeft) {
+    Refuse(requester, wire::SHUTTING_DOWN, "the owner " + ring.self.addr + " is leaving the ring");
+    return false;
+  }
+  if (!ring.Owns(key_id) || ring.awaiting_transfer) {
+    Answer(requester, NotOwner(key_id));
+    return false;
+  }
+  return true;
 }
 
 void OwnerService::ServeGet(const wire::GetRequest& get, const Id& key_id, OpRef requester) {
@@ -228,10 +245,16 @@ void OwnerService::ServeGet(const wire::GetRequest& get, const Id& key_id, OpRef
 }
 
 void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef requester,
-                              bool take_fields) {
+                              bool take_fields, std::optional<wire::Record> from_replicas) {
   // This node, the owner, versions the write and waits for the replica set.
   if (std::string problem = ConditionProblem(request); !problem.empty()) {
     return Refuse(requester, wire::INVALID, std::move(problem));
+  }
+  if (ConditionOf(request).any() && !from_replicas && replication_.policy().replicated()) {
+    wire::Record current;
+    if (ctx_.store()->GetHeader(key_id, msg::DataKey(request), &current).IsNotFound()) {
+      return AskReplicasFirst(request, key_id, requester, take_fields);
+    }
   }
   wire::Record record;
   if (take_fields) {
@@ -261,7 +284,9 @@ void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef r
   }
   if (ConditionOf(request).any() || (request.has_put() && request.put().ttl_ms() != 0)) {
     wire::DataResponse resp;
-    if (!Conditioned(request, key_id, &record, &resp)) return Answer(requester, std::move(resp));
+    if (!Conditioned(request, key_id, &record, from_replicas, &resp)) {
+      return Answer(requester, std::move(resp));
+    }
   }
   // A write settled at once (a ring without copies, a refusal) is answered here: a direct
   // request's answer is then queued within HandleDirect, without a completion.
@@ -269,6 +294,43 @@ void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef r
           replication_.writes().Start(key_id, std::move(record), requester, level, required)) {
     Answer(requester, std::move(*answer));
   }
+}
+
+void OwnerService::AskReplicasFirst(wire::Envelope& request, const Id& key_id, OpRef requester,
+                                    bool take_fields) {
+  const uint64_t id = next_condition_read_++;
+  ConditionRead& pending = condition_reads_[id];
+  if (take_fields) {
+    pending.request = std::move(request);
+  } else {
+    pending.request = request;  // a DataOp keeps its request for its retries
+  }
+  pending.key_id = key_id;
+  pending.requester = requester;
+  wire::DataResponse none;
+  none.set_code(wire::NOT_FOUND);
+  replication_.reads().ReadMiss(msg::DataKey(pending.request), std::move(none),
+                                OpRef{OpKind::kConditionRead, 0, 0, id});
+}
+
+void OwnerService::OnConditionRead(OpRef op, wire::DataResponse&& newest) {
+  auto it = condition_reads_.find(op.id);
+  if (it == condition_reads_.end()) return;
+  ConditionRead pending = std::move(it->second);
+  condition_reads_.erase(it);
+  if (newest.code() != wire::OK && newest.code() != wire::NOT_FOUND) {
+    return Refuse(pending.requester, wire::UNAVAILABLE,
+                  "the condition could not be checked, so nothing was written: " + newest.error());
+  }
+  // The ring may have changed while the replicas answered.
+  if (!StillOwner(pending.key_id, pending.requester)) return;
+  wire::Record found;  // what the replicas hold, as far as a condition reads it
+  found.set_key(msg::DataKey(pending.request));
+  found.set_version(newest.version());
+  found.set_deleted(newest.code() == wire::NOT_FOUND);  // a tombstone, or an expired value
+  found.set_expires_unix_ms(newest.expires_unix_ms());
+  ServeWrite(pending.request, pending.key_id, pending.requester, /*take_fields=*/true,
+             std::move(found));
 }
 
 }  // namespace chord

@@ -43,6 +43,9 @@ class OwnerService {
              bool take_fields = false);
   // The answer to a HandleDirect request is ready.
   void OnDataDone(OpRef op, wire::DataResponse&& response);
+  // The replicas answered a conditional write's read (OpKind::kConditionRead): the newest
+  // version they hold (NOT_FOUND, with a version for a tombstone), or UNAVAILABLE.
+  void OnConditionRead(OpRef op, wire::DataResponse&& newest);
 
  private:
   struct Requester {
@@ -56,15 +59,25 @@ class OwnerService {
   wire::DataResponse ReadLocal(const Id& key_id, const std::string& key, bool replica_read,
                                wire::Record* record, Status* status);
   // A conditional write or one with a TTL, at the owner: checks the condition against the
-  // local record (false, with CONFLICT or UNAVAILABLE in `resp`, when it does not hold),
-  // versions `record` above the current one, and sets its expiry.
+  // current record, the newer of the local one and `from_replicas` (what the replicas hold,
+  // when they were asked; version 0: nothing) (false, with CONFLICT or UNAVAILABLE in `resp`,
+  // when it does not hold), versions `record` above it, and sets its expiry.
   bool Conditioned(const wire::Envelope& request, const Id& key_id, wire::Record* record,
-                   wire::DataResponse* resp);
+                   const std::optional<wire::Record>& from_replicas, wire::DataResponse* resp);
   // Serve's get of a key this node owns: from the local record, or from the replicas when
   // the read needs several of them or this node holds no record.
   void ServeGet(const wire::GetRequest& get, const Id& key_id, OpRef requester);
-  // Serve's put or delete of a key this node owns: checked, then to the WriteCoordinator.
-  void ServeWrite(wire::Envelope& request, const Id& key_id, OpRef requester, bool take_fields);
+  // Serve's put or delete of a key this node owns: checked, then to the WriteCoordinator. A
+  // conditional write of a key this node holds no record of waits for the replicas' newest
+  // version first (`from_replicas` once they answered; see ConditionRead).
+  void ServeWrite(wire::Envelope& request, const Id& key_id, OpRef requester, bool take_fields,
+                  std::optional<wire::Record> from_replicas = std::nullopt);
+  // Whether this node may still decide for `key_id` as its owner (not leaving, owning it, its
+  // hand-over arrived); if not, `requester` is answered (SHUTTING_DOWN or NOT_OWNER).
+  bool StillOwner(const Id& key_id, OpRef requester);
+  // Keeps a conditional write (ConditionRead) and asks the replicas for the key.
+  void AskReplicasFirst(wire::Envelope& request, const Id& key_id, OpRef requester,
+                        bool take_fields);
   // An answer with `code` and `error` and nothing else.
   void Refuse(OpRef requester, wire::Code code, std::string error);
   // NOT_OWNER, with a hint where a better node is known.
@@ -80,11 +93,25 @@ class OwnerService {
     bool declined = false;      // ... and Serve declined it
   };
 
+  // A conditional write whose owner holds no record of the key (a new owner not handed every
+  // key, a write at consistency ONE or QUORUM that missed it): deciding it as if the key were
+  // absent could let an if-absent put overwrite an acknowledged value, so the replicas are
+  // asked for the newest version they hold first. Decided when they answer, against the
+  // newer of theirs and whatever this node stored meanwhile (another conditional write of
+  // the key decided first included).
+  struct ConditionRead {
+    wire::Envelope request;
+    Id key_id;
+    OpRef requester;
+  };
+
   NodeContext& ctx_;
   Replication& replication_;
   Serving serving_;
   std::unordered_map<uint64_t, Requester> requesters_;
   uint64_t next_id_ = 1;
+  std::unordered_map<uint64_t, ConditionRead> condition_reads_;
+  uint64_t next_condition_read_ = 1;
 };
 
 }  // namespace chord
