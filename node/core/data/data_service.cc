@@ -271,6 +271,11 @@ void DataService::OnAnswer(uint64_t id, wire::DataResponse&& response) {
     // failure at an owner serving its own client's get directly is answered at once.)
     return Retry(id, response.error());
   }
+  if (response.code() == wire::UNAVAILABLE && response.not_applied() && !op.request.has_get()) {
+    // A conditional write its owner could not check (it holds no record of the key and its
+    // replicas did not answer): nothing was stored, so it is tried again like such a read.
+    return Retry(id, response.error());
+  }
   if (response.code() != wire::NOT_OWNER && response.code() != wire::SHUTTING_DOWN) {
     return Finish(id, std::move(response));
   }

@@ -319,8 +319,12 @@ void OwnerService::OnConditionRead(OpRef op, wire::DataResponse&& newest) {
   ConditionRead pending = std::move(it->second);
   condition_reads_.erase(it);
   if (newest.code() != wire::OK && newest.code() != wire::NOT_FOUND) {
-    return Refuse(pending.requester, wire::UNAVAILABLE,
-                  "the condition could not be checked, so nothing was written: " + newest.error());
+    wire::DataResponse refused;
+    refused.set_code(wire::UNAVAILABLE);
+    refused.set_error("the condition could not be checked, so nothing was written: " +
+                      newest.error());
+    refused.set_not_applied(true);  // its coordinator may send it again
+    return Answer(pending.requester, std::move(refused));
   }
   // The ring may have changed while the replicas answered.
   if (!StillOwner(pending.key_id, pending.requester)) return;
