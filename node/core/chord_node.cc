@@ -54,8 +54,9 @@ void ChordNode::SetProcessVnodes(std::vector<NodeRef> vnodes) {
 }
 
 size_t ChordNode::OperationsInFlight() const {
-  return lookups_.in_flight() + data_.in_flight() + replication_.writes().in_flight() +
-         replication_.quorum_reads().in_flight() + ctx_.out.pending();
+  return lookups_.in_flight() + data_.in_flight() + owner_.in_flight() +
+         replication_.writes().in_flight() + replication_.quorum_reads().in_flight() +
+         ctx_.out.pending();
 }
 
 // --- inputs ------------------------------------------------------------------------------

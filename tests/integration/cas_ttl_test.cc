@@ -185,6 +185,34 @@ TEST_F(CasTtlTest, ConditionsThatDoNotHoldAreConflictsNamingTheCurrentVersion) {
   EXPECT_GE(conflicts, 7u);
 }
 
+TEST_F(CasTtlTest, AnIfAbsentPutRightAfterAReplicaCrashesHoldsOnceTheRingHasNoticed) {
+  // The owner of a new key holds no record of it, so it asks every replica before deciding;
+  // one of them has just been killed. The write is tried again until the ring has replaced the
+  // dead node in the replica set, then holds, once: a second one conflicts.
+  ASSERT_TRUE(cluster().StartNodes(4, WithReplicas(FastNodes(), 3)));
+  const auto addrs = cluster().RunningAddrs();
+  ASSERT_TRUE(WaitForRing(cluster(), addrs));
+  const auto ring = SortedRing(addrs);
+  const std::string key = "cas-after-crash";
+  const Member& owner = OwnerOf(Sha1Hex(key), ring);
+  const Member& replica = SuccessorOf(owner.addr, ring);
+  const Member& via = PredecessorOf(owner.addr, ring);  // holds no copy before the crash
+  NodeProcess* victim = cluster().FindByAddr(replica.addr);
+  ASSERT_NE(victim, nullptr);
+  victim->Kill();
+
+  ChordClient c(via.addr);
+  auto first = PutWith(c, key, "one", 0, /*if_absent=*/true);
+  ASSERT_TRUE(IsOk(first)) << Describe(first);
+  ChordClient at_owner(owner.addr);
+  auto second = PutWith(at_owner, key, "two", 0, /*if_absent=*/true);
+  ASSERT_TRUE(IsCode(second, wire::CONFLICT)) << Describe(second);
+  EXPECT_EQ(second->version(), first->version());
+  auto read = c.Get(key);
+  ASSERT_TRUE(IsOk(read)) << Describe(read);
+  EXPECT_EQ(read->value(), "one");
+}
+
 TEST_F(CasTtlTest, IncrementsByCompareAndSetDuringAJoinLoseNoUpdateAndNeverSucceedTwice) {
   ASSERT_TRUE(cluster().StartNodes(3, WithReplicas(FastNodes(), 3)));
   const auto addrs = cluster().RunningAddrs();

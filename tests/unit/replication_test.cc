@@ -400,6 +400,85 @@ TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithoutACopyIsDecidedAgainstItsRepl
   EXPECT_EQ(again->code(), wire::CONFLICT) << again->error();
 }
 
+TEST(ReplicationTest, ACompareAndSetIsNotDecidedOnOneEmptyReplicaWhileTheHolderIsSlow) {
+  // The value was acknowledged at QUORUM by the owner and one replica (the other replica
+  // missed it). The owner loses its copy; the replica holding the value answers after half
+  // an RPC timeout, the other (empty) one at once. The if-absent put must not be decided as
+  // if the key were absent: every replica is heard, and the slow one's copy decides.
+  const std::string k = "the-key";
+  const auto order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4)});
+  const std::string owner = order[0];
+  SimNetwork net(Net(13));
+  StartRing(net, 4);
+  auto put = Put(net, owner, k, "acknowledged");
+  ASSERT_TRUE(put && put->code() == wire::OK);
+  net.RunFor(3000);
+  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
+  net.RunFor(2000);
+  wire::Record first;
+  ASSERT_TRUE(net.store(order[1])->Get(Id::Sha1(k), k, &first).ok());
+  ASSERT_TRUE(net.store(owner)->Erase(Id::Sha1(k), k).ok());
+  ASSERT_TRUE(net.store(order[2])->Erase(Id::Sha1(k), k).ok());
+  // order[1] holds the value but answers the owner after 200 ms (RPC timeout 300 ms).
+  net.SetDelay([&](const std::string& from, const std::string& to) -> uint64_t {
+    return from == order[1] && to == owner ? 200 : 0;
+  });
+  auto absent = PutIf(net, owner, k, "overwrite", /*if_absent=*/true, 0);
+  ASSERT_TRUE(absent);
+  EXPECT_EQ(absent->code(), wire::CONFLICT) << absent->error();
+  EXPECT_EQ(absent->version(), first.version());
+  // Slower than the RPC timeout: the empty replica's answer alone does not decide; nothing is
+  // written, and the request ends UNAVAILABLE at its deadline.
+  net.SetDelay([&](const std::string& from, const std::string& to) -> uint64_t {
+    return from == order[1] && to == owner ? 400 : 0;
+  });
+  auto unheard = PutIf(net, owner, k, "overwrite", /*if_absent=*/true, 0);
+  ASSERT_TRUE(unheard);
+  EXPECT_EQ(unheard->code(), wire::UNAVAILABLE) << unheard->error();
+  EXPECT_NE(unheard->error().find("only 1 of its 2 replicas answered"), std::string::npos)
+      << unheard->error();
+  net.SetDelay(nullptr);
+  net.RunFor(1000);
+  wire::Record rec;
+  EXPECT_TRUE(net.store(owner)->Get(Id::Sha1(k), k, &rec).IsNotFound());
+  ASSERT_TRUE(net.store(order[1])->Get(Id::Sha1(k), k, &rec).ok());
+  EXPECT_EQ(rec.value(), "acknowledged");
+}
+
+TEST(ReplicationTest, ACoordinatorsRetryAtANewOwnerWithoutACopyIsNotItsOwnConflict) {
+  // An if-absent put through `coord`: the owner stores it on its replicas, its answer to the
+  // coordinator is lost, and it crashes; the next node, the new owner, has lost its copy. The
+  // coordinator retries there: the new owner holds no record, and the replica that holds the
+  // write itself (same version, same writer) shows it is the coordinator's retry, not a
+  // conflict with another write.
+  const std::string k = "a-fresh-key";
+  const std::vector<std::string> all = {Addr(1), Addr(2), Addr(3), Addr(4), Addr(5)};
+  const auto order = ClockwiseFromOwner(k, all);
+  const std::string owner = order[0];
+  const std::string coord = order[4];
+  SimNetwork net(Net(13));
+  NodeConfig config = ReplicatedConfig();
+  config.anti_entropy_ms = 600000;  // no repair within the test
+  StartRing(net, 5, config);
+  net.SetPartition(
+      [&](const std::string& from, const std::string& to) { return from == owner && to == coord; });
+  bool crashed = false;
+  net.At(200, owner, [&] {
+    crashed = true;
+    net.Crash(owner);
+    EXPECT_TRUE(net.store(order[1])->Erase(Id::Sha1(k), k).ok());
+  });
+  auto r = PutIf(net, coord, k, "mine", /*if_absent=*/true, 0);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(crashed);
+  wire::Record rec;
+  ASSERT_TRUE(net.store(order[2])->Get(Id::Sha1(k), k, &rec).ok());  // the write was applied
+  EXPECT_EQ(rec.value(), "mine");
+  EXPECT_EQ(r->code(), wire::OK) << wire::Code_Name(r->code()) << ": " << r->error();
+  ASSERT_TRUE(net.store(order[1])->Get(Id::Sha1(k), k, &rec).ok());  // stored by the retry
+  EXPECT_EQ(rec.value(), "mine");
+}
+
 TEST(ReplicationTest, AFallBackReadWhoseHoldersHoldNoRecordIsNotTakenForNotFound) {
   // The owner crashes, unnoticed; the coordinator reads the copies on the holders its lookup
   // named. Those may be stale or new members not handed the key yet: that none of them holds

@@ -179,12 +179,14 @@ void DataService::SendTo(uint64_t id, const NodeRef& owner) {
     return owner_.Serve(op.request, Ref(kLocal, id), op.key_id);
   }
   // A write waits for its replicas (in parallel, each up to one RPC timeout), then for the
-  // hint holders standing in for the silent ones (one more): three leave a margin. A read at
-  // quorum or all waits for the replicas' answers (one more).
+  // hint holders standing in for the silent ones (one more): three leave a margin; a
+  // conditional write may first read the replicas (one more). A read at quorum or all waits
+  // for the replicas' answers (one more).
   const bool several = ReadsSeveral(op.request);
-  const uint64_t timeout = !op.request.has_get() ? 3 * ctx_.config.rpc_timeout_ms
-                           : several             ? 2 * ctx_.config.rpc_timeout_ms
-                                                 : ctx_.config.rpc_timeout_ms;
+  const uint64_t timeout = ConditionOf(op.request).any() ? 4 * ctx_.config.rpc_timeout_ms
+                           : !op.request.has_get()       ? 3 * ctx_.config.rpc_timeout_ms
+                           : several                     ? 2 * ctx_.config.rpc_timeout_ms
+                                                         : ctx_.config.rpc_timeout_ms;
   ctx_.out.Send(owner, op.request, timeout, Ref(kForward, id));
 }
 

@@ -81,6 +81,7 @@ wire::DataResponse OwnerService::ReadLocal(const Id& key_id, const std::string& 
   }
   // A replica tells the version of a tombstone too: it is newer than an older value.
   if (status->ok() && (replica_read || !record->deleted())) resp.set_version(record->version());
+  if (status->ok() && replica_read) resp.set_writer(record->writer());
   if (expired) resp.set_version(replica_read ? record->version() + 1 : 0);
   return resp;
 }
@@ -96,16 +97,18 @@ bool OwnerService::Conditioned(const wire::Envelope& request, const Id& key_id,
     resp->set_error("the owner " + ctx_.self().addr + " could not read the key: " + s.message());
     return false;
   }
-  // The coordinator's retry of this very write (its answer was lost): already decided and
-  // stored here, so it goes on (storing changes nothing) instead of conflicting with itself.
-  const bool retry = s.ok() && record->version() != 0 && current.version() == record->version() &&
-                     current.writer() == record->writer() && current.deleted() == record->deleted();
   bool have = s.ok();
   if (from_replicas && from_replicas->version() != 0 &&
       (!have || from_replicas->version() > current.version())) {
     current = *from_replicas;  // newer than what this node holds: it decides
     have = true;
   }
+  // The coordinator's retry of this very write (its answer was lost): already decided and
+  // stored (here, or on the replicas of an owner that has since gone), so it goes on (storing
+  // changes nothing) instead of conflicting with itself.
+  const bool retry = have && record->version() != 0 && !current.writer().empty() &&
+                     current.version() == record->version() &&
+                     current.writer() == record->writer() && current.deleted() == record->deleted();
   const ConditionOutcome outcome =
       CheckCondition(ConditionOf(request), have ? &current : nullptr, ctx_.now.wall_ms);
   if (!outcome.holds && !retry) {
@@ -307,10 +310,8 @@ void OwnerService::AskReplicasFirst(wire::Envelope& request, const Id& key_id, O
   }
   pending.key_id = key_id;
   pending.requester = requester;
-  wire::DataResponse none;
-  none.set_code(wire::NOT_FOUND);
-  replication_.reads().ReadMiss(msg::DataKey(pending.request), std::move(none),
-                                OpRef{OpKind::kConditionRead, 0, 0, id});
+  replication_.reads().ReadForCondition(msg::DataKey(pending.request),
+                                        OpRef{OpKind::kConditionRead, 0, 0, id});
 }
 
 void OwnerService::OnConditionRead(OpRef op, wire::DataResponse&& newest) {
@@ -333,6 +334,7 @@ void OwnerService::OnConditionRead(OpRef op, wire::DataResponse&& newest) {
   found.set_version(newest.version());
   found.set_deleted(newest.code() == wire::NOT_FOUND);  // a tombstone, or an expired value
   found.set_expires_unix_ms(newest.expires_unix_ms());
+  found.set_writer(newest.writer());
   ServeWrite(pending.request, pending.key_id, pending.requester, /*take_fields=*/true,
              std::move(found));
 }

@@ -9,6 +9,7 @@
 #ifndef CHORD_NODE_CORE_DATA_OWNER_SERVICE_H_
 #define CHORD_NODE_CORE_DATA_OWNER_SERVICE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -43,6 +44,8 @@ class OwnerService {
              bool take_fields = false);
   // The answer to a HandleDirect request is ready.
   void OnDataDone(OpRef op, wire::DataResponse&& response);
+  // Conditional writes waiting for their replicas' answer (ConditionRead).
+  size_t in_flight() const { return condition_reads_.size(); }
   // The replicas answered a conditional write's read (OpKind::kConditionRead): the newest
   // version they hold (NOT_FOUND, with a version for a tombstone), or UNAVAILABLE.
   void OnConditionRead(OpRef op, wire::DataResponse&& newest);
@@ -74,8 +77,8 @@ class OwnerService {
                   std::optional<wire::Record> from_replicas = std::nullopt);
   // Whether this node may still decide for `key_id` as its owner (not leaving, owning it, its
   // hand-over arrived); if not, `requester` is answered (SHUTTING_DOWN or NOT_OWNER).
-  bool StillOwner(const Id& key_id, OpRef requester);
-  // Keeps a conditional write (ConditionRead) and asks the replicas for the key.
+  [[nodiscard]] bool StillOwner(const Id& key_id, OpRef requester);
+  // Keeps a conditional write (ConditionRead) and asks every replica for the key.
   void AskReplicasFirst(wire::Envelope& request, const Id& key_id, OpRef requester,
                         bool take_fields);
   // An answer with `code` and `error` and nothing else.

@@ -44,9 +44,29 @@ void ReplicaReads::ReadMiss(const std::string& key, wire::DataResponse not_found
   Ask(id, key, targets, std::max<uint64_t>(1, ctx_.config.rpc_timeout_ms / 2));
 }
 
+void ReplicaReads::ReadForCondition(const std::string& key, OpRef requester) {
+  const std::vector<NodeRef> targets = policy_.Targets();
+  if (targets.empty()) {
+    wire::DataResponse none;
+    none.set_code(wire::NOT_FOUND);
+    return ctx_.completions.Post(requester, std::move(none));
+  }
+  const uint64_t id = next_id_++;
+  ReadOp& op = ops_[id];
+  op.requester = requester;
+  op.owner_miss = true;
+  op.every = true;
+  op.best.set_code(wire::NOT_FOUND);
+  // The whole RPC timeout: a holder slower than half of one may be the one holding the key,
+  // and an empty holder's quick "none" must not decide the condition (its coordinator allows a
+  // conditional write one RPC timeout more than a plain one for this read).
+  Ask(id, key, targets, ctx_.config.rpc_timeout_ms);
+}
+
 void ReplicaReads::Ask(uint64_t id, const std::string& key, const std::vector<NodeRef>& holders,
                        uint64_t timeout_ms) {
   ops_[id].pending = holders.size();
+  ops_[id].asked = holders.size();
   for (const NodeRef& h : holders) {
     ctx_.out.Send(h, msg::ReplicaGet(key), timeout_ms, OpRef{OpKind::kReplicaRead, kRead, 0, id});
   }
@@ -65,9 +85,10 @@ void ReplicaReads::OnRpc(OpRef ref, const wire::Envelope* response) {
   ReadOp& op = it->second;
   if (response != nullptr && response->has_data_resp()) {
     const auto& d = response->data_resp();
+    const bool copy_or_none = d.code() == wire::OK || d.code() == wire::NOT_FOUND;
+    if (copy_or_none) ++op.answered;
     // The newest version seen wins; a tombstone is a NOT_FOUND with a version.
-    if ((d.code() == wire::OK || d.code() == wire::NOT_FOUND) &&
-        (!op.any || d.version() > op.best.version())) {
+    if (copy_or_none && (!op.any || d.version() > op.best.version())) {
       op.best = d;
       op.best.clear_owner();  // a node's own answer names nobody (an older node named itself)
       op.any = true;
@@ -91,7 +112,13 @@ void ReplicaReads::Finish(uint64_t id) {
                                       " holds no copy of the key and none of its replicas "
                                       "answered; retry"
                                 : "neither the key's owner nor its replicas answered";
+  } else if (op.every && op.answered < op.asked) {
+    // The silent one may hold the newest version.
+    unavailable = "the owner " + ctx_.self().addr + " holds no copy of the key and only " +
+                  std::to_string(op.answered) + " of its " + std::to_string(op.asked) +
+                  " replicas answered; retry";
   }
+  if (!op.every) op.best.clear_writer();  // only a condition read's requester uses it
   if (!unavailable.empty()) {
     op.best.Clear();
     op.best.set_code(wire::UNAVAILABLE);

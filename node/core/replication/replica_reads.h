@@ -4,9 +4,12 @@
 // holds any record of the key (the holders may be stale or new), the answer is UNAVAILABLE with
 // the reason. A miss read is the owner's own: it holds no record of the key (a new owner whose
 // hand-over was partial), so it asks its replicas and answers with the newest version they hold
-// (NOT_FOUND if they hold none), or UNAVAILABLE if none of them answered. The answers to a
-// quorum read's repairs (OpKind::kRepair) are counted here. Each read is a ReadOp owned here;
-// answers go to the requester's OpRef. The node's thread only.
+// (NOT_FOUND if they hold none), or UNAVAILABLE if none of them answered. A condition read is
+// the owner's too, for a conditional write of a key it holds no record of: every replica must
+// answer (else UNAVAILABLE), within a whole RPC timeout, and the answer names the newest
+// record's writer. The answers to a quorum read's repairs (OpKind::kRepair) are counted here.
+// Each read is a ReadOp owned here; answers go to the requester's OpRef. The node's thread
+// only.
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 #define CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 
@@ -30,6 +33,7 @@ class ReplicaReads {
 
   void ReadFallback(const std::string& key, const std::vector<NodeRef>& holders, OpRef requester);
   void ReadMiss(const std::string& key, wire::DataResponse not_found, OpRef requester);
+  void ReadForCondition(const std::string& key, OpRef requester);
   void OnRpc(OpRef op, const wire::Envelope* response);
 
  private:
@@ -38,6 +42,9 @@ class ReplicaReads {
     size_t pending = 0;
     bool any = false;         // a holder answered with its copy (or its absence)
     bool owner_miss = false;  // a miss read by the owner (ReadMiss), not a fall-back read
+    bool every = false;       // a condition read: every holder asked must answer
+    size_t asked = 0;
+    size_t answered = 0;  // holders that answered with their copy (or its absence)
     wire::DataResponse best;
   };
 
