@@ -249,26 +249,33 @@ TEST(ReplicationTest, AGetAtConsistencyOneSentToItsOwnerTouchesNoOtherNode) {
   EXPECT_EQ(sent, 0) << "messages between nodes while the owners served " << keys.size() << " gets";
 }
 
+// On a new ring of four nodes in `net`: `k` written as "acknowledged" and copied to its
+// replicas, every node's periodic rounds then stopped (no repair behind the test's back), and
+// the owner's copy erased. The addresses clockwise from the owner (ClockwiseFromOwner).
+std::vector<std::string> OwnerLosesItsCopy(SimNetwork& net, const std::string& k) {
+  const auto order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4)});
+  StartRing(net, 4);
+  auto put = Put(net, order[0], k, "acknowledged");
+  EXPECT_TRUE(put && put->code() == wire::OK);
+  net.RunFor(3000);
+  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
+  net.RunFor(2000);
+  EXPECT_TRUE(net.store(order[0])->Erase(Id::Sha1(k), k).ok());
+  return order;
+}
+
 TEST(ReplicationTest, AnOwnerWithoutACopyWhoseReplicasDoNotAnswerNeverSaysNotFound) {
   // A new owner may lack a key it was not handed yet (a partial hand-over, a crash right
   // after a join): it asks its replicas. When none of them answers, "not found" would be a
   // guess that hides an acknowledged write; the owner answers UNAVAILABLE, and a coordinator
   // tries again until the replicas answer.
   const std::string k = "the-key";
+  SimNetwork net(Net(11));
   // The owner and its replicas from the sorted ids; the fourth node holds no copy.
-  const auto order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4)});
+  const auto order = OwnerLosesItsCopy(net, k);
   const std::string owner = order[0];
   const std::set<std::string> replicas = {order[1], order[2]};
   const std::string other = order[3];
-
-  SimNetwork net(Net(11));
-  StartRing(net, 4);
-  auto put = Put(net, owner, k, "acknowledged");
-  ASSERT_TRUE(put && put->code() == wire::OK);
-  net.RunFor(3000);
-  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
-  net.RunFor(2000);
-  ASSERT_TRUE(net.store(owner)->Erase(Id::Sha1(k), k).ok());
   bool cut = true;
   net.SetPartition([&](const std::string& from, const std::string& to) {
     return cut && ((from == owner && replicas.count(to) != 0) ||
@@ -316,22 +323,14 @@ TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithoutACopyIsDecidedAgainstItsRepl
   // if-absent put overwrite an acknowledged value; the owner asks its replicas first, and
   // writes nothing while none of them answers.
   const std::string k = "the-key";
-  const auto order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4)});
+  SimNetwork net(Net(13));
+  const auto order = OwnerLosesItsCopy(net, k);
   const std::string owner = order[0];
   const std::set<std::string> replicas = {order[1], order[2]};
   const std::string other = order[3];
-
-  SimNetwork net(Net(13));
-  StartRing(net, 4);
-  auto put = Put(net, owner, k, "acknowledged");
-  ASSERT_TRUE(put && put->code() == wire::OK);
-  net.RunFor(3000);
-  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
-  net.RunFor(2000);
   wire::Record first;
   ASSERT_TRUE(net.store(order[1])->Get(Id::Sha1(k), k, &first).ok());
   ASSERT_EQ(first.value(), "acknowledged");
-  ASSERT_TRUE(net.store(owner)->Erase(Id::Sha1(k), k).ok());
 
   // If absent, at the owner: the replicas' copy makes it a conflict naming its version, and
   // nothing is written anywhere.
@@ -406,18 +405,11 @@ TEST(ReplicationTest, ACompareAndSetIsNotDecidedOnOneEmptyReplicaWhileTheHolderI
   // an RPC timeout, the other (empty) one at once. The if-absent put must not be decided as
   // if the key were absent: every replica is heard, and the slow one's copy decides.
   const std::string k = "the-key";
-  const auto order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4)});
-  const std::string owner = order[0];
   SimNetwork net(Net(13));
-  StartRing(net, 4);
-  auto put = Put(net, owner, k, "acknowledged");
-  ASSERT_TRUE(put && put->code() == wire::OK);
-  net.RunFor(3000);
-  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
-  net.RunFor(2000);
+  const auto order = OwnerLosesItsCopy(net, k);
+  const std::string owner = order[0];
   wire::Record first;
   ASSERT_TRUE(net.store(order[1])->Get(Id::Sha1(k), k, &first).ok());
-  ASSERT_TRUE(net.store(owner)->Erase(Id::Sha1(k), k).ok());
   ASSERT_TRUE(net.store(order[2])->Erase(Id::Sha1(k), k).ok());
   // order[1] holds the value but answers the owner after 200 ms (RPC timeout 300 ms).
   net.SetDelay([&](const std::string& from, const std::string& to) -> uint64_t {
