@@ -83,7 +83,7 @@ bool CarriesCoordinatorFields(const wire::Envelope& request) {
     const auto& d = request.del();
     return d.version() != 0 || !d.writer().empty() || !d.suspect().empty();
   }
-  return request.has_get() && !request.get().suspect().empty();
+  return request.has_get() && (!request.get().suspect().empty() || request.get().from_replica());
 }
 
 wire::Envelope ClientRequest(wire::Envelope request) {
@@ -97,6 +97,7 @@ wire::Envelope ClientRequest(wire::Envelope request) {
     request.mutable_del()->clear_suspect();
   } else if (request.has_get()) {
     request.mutable_get()->clear_suspect();
+    request.mutable_get()->clear_from_replica();
   }
   return request;
 }

@@ -22,7 +22,8 @@ std::string AdmissionProblem(const Sender& sender, const wire::Envelope& request
 bool IsClient(const Sender& sender);
 
 // Whether `request` carries a field only a coordinating member may set: the version or writer
-// of a write (the owner versions it) or a suspect.
+// of a write (the owner versions it), a suspect, or a get's from_replica (a read of a copy,
+// whose answer names the record's writer).
 bool CarriesCoordinatorFields(const wire::Envelope& request);
 // `request` without those fields.
 wire::Envelope ClientRequest(wire::Envelope request);

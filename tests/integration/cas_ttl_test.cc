@@ -188,7 +188,9 @@ TEST_F(CasTtlTest, ConditionsThatDoNotHoldAreConflictsNamingTheCurrentVersion) {
 TEST_F(CasTtlTest, AnIfAbsentPutRightAfterAReplicaCrashesHoldsOnceTheRingHasNoticed) {
   // The owner of a new key holds no record of it, so it asks every replica before deciding;
   // one of them has just been killed. The write is tried again until the ring has replaced the
-  // dead node in the replica set, then holds, once: a second one conflicts.
+  // dead node in the replica set, then holds, once: a second one conflicts. (The cost of asking
+  // every replica is that a crash holds such writes back; this shows it does not make them
+  // fail. That the replicas' copy decides is shown on the simulator, ReplicationTest.)
   ASSERT_TRUE(cluster().StartNodes(4, WithReplicas(FastNodes(), 3)));
   const auto addrs = cluster().RunningAddrs();
   ASSERT_TRUE(WaitForRing(cluster(), addrs));

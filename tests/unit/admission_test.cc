@@ -91,6 +91,12 @@ TEST(AdmissionTest, AClientsWriteLosesWhatOnlyACoordinatorMaySet) {
   EXPECT_EQ(clean.put().suspect(), "");
   EXPECT_TRUE(clean.put().direct());
   EXPECT_EQ(clean.put().value(), "v");
+  // A read of a member's copy (its answer names the record's writer) is a member's request.
+  wire::Envelope get = msg::AsDirect(msg::Get("k"));
+  get.mutable_get()->set_from_replica(true);
+  EXPECT_TRUE(CarriesCoordinatorFields(get));
+  EXPECT_FALSE(ClientRequest(get).get().from_replica());
+  EXPECT_EQ(ClientRequest(get).get().key(), "k");
   EXPECT_TRUE(IsClient(Sender::Client(Role::kWriter)));
   EXPECT_FALSE(IsClient(Sender{}));
   EXPECT_FALSE(IsClient(Sender::Member("10.0.0.1:4000", 1)));

@@ -437,38 +437,87 @@ TEST(ReplicationTest, ACompareAndSetIsNotDecidedOnOneEmptyReplicaWhileTheHolderI
   EXPECT_EQ(rec.value(), "acknowledged");
 }
 
-TEST(ReplicationTest, ACoordinatorsRetryAtANewOwnerWithoutACopyIsNotItsOwnConflict) {
-  // An if-absent put through `coord`: the owner stores it on its replicas, its answer to the
-  // coordinator is lost, and it crashes; the next node, the new owner, has lost its copy. The
-  // coordinator retries there: the new owner holds no record, and the replica that holds the
-  // write itself (same version, same writer) shows it is the coordinator's retry, not a
-  // conflict with another write.
-  const std::string k = "a-fresh-key";
-  const std::vector<std::string> all = {Addr(1), Addr(2), Addr(3), Addr(4), Addr(5)};
-  const auto order = ClockwiseFromOwner(k, all);
-  const std::string owner = order[0];
-  const std::string coord = order[4];
-  SimNetwork net(Net(13));
+// An if-absent put of a fresh key through the node before its owner: the owner stores it on
+// its replicas, its answer to the coordinator is lost, and it crashes; the next node, the new
+// owner, has lost its copy. The coordinator retries there; with `cut_third`, the new owner
+// cannot hear its second replica. The answer, and the addresses clockwise from the owner.
+std::optional<wire::DataResponse> RetryAtNewOwnerWithoutACopy(SimNetwork& net, const std::string& k,
+                                                              bool cut_third,
+                                                              std::vector<std::string>* order) {
+  *order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4), Addr(5)});
+  const std::vector<std::string>& o = *order;
   NodeConfig config = ReplicatedConfig();
   config.anti_entropy_ms = 600000;  // no repair within the test
   StartRing(net, 5, config);
-  net.SetPartition(
-      [&](const std::string& from, const std::string& to) { return from == owner && to == coord; });
-  bool crashed = false;
-  net.At(200, owner, [&] {
-    crashed = true;
-    net.Crash(owner);
-    EXPECT_TRUE(net.store(order[1])->Erase(Id::Sha1(k), k).ok());
+  net.SetPartition([o, cut_third](const std::string& from, const std::string& to) {
+    return (from == o[0] && to == o[4]) ||
+           (cut_third && ((from == o[1] && to == o[3]) || (from == o[3] && to == o[1])));
   });
-  auto r = PutIf(net, coord, k, "mine", /*if_absent=*/true, 0);
+  net.At(200, o[0], [&net, o, k] {
+    net.Crash(o[0]);
+    EXPECT_TRUE(net.store(o[1])->Erase(Id::Sha1(k), k).ok());
+  });
+  return PutIf(net, o[4], k, "mine", /*if_absent=*/true, 0);
+}
+
+TEST(ReplicationTest, ACoordinatorsRetryAtANewOwnerWithoutACopyIsNotItsOwnConflict) {
+  // The replica that holds the write itself (same version, same writer) shows the new owner
+  // that this is the coordinator's retry, not a conflict with another write.
+  const std::string k = "a-fresh-key";
+  SimNetwork net(Net(13));
+  std::vector<std::string> order;
+  auto r = RetryAtNewOwnerWithoutACopy(net, k, /*cut_third=*/false, &order);
   ASSERT_TRUE(r);
-  EXPECT_TRUE(crashed);
   wire::Record rec;
   ASSERT_TRUE(net.store(order[2])->Get(Id::Sha1(k), k, &rec).ok());  // the write was applied
   EXPECT_EQ(rec.value(), "mine");
   EXPECT_EQ(r->code(), wire::OK) << wire::Code_Name(r->code()) << ": " << r->error();
   ASSERT_TRUE(net.store(order[1])->Get(Id::Sha1(k), k, &rec).ok());  // stored by the retry
   EXPECT_EQ(rec.value(), "mine");
+}
+
+TEST(ReplicationTest, AConditionalWriteWithAnUnansweredAttemptIsNotSaidToHaveWrittenNothing) {
+  // As above, but the new owner cannot hear one replica, so every retry is "not checked":
+  // the first attempt was applied, so the final answer must not say nothing was written.
+  const std::string k = "a-fresh-key";
+  SimNetwork net(Net(13));
+  std::vector<std::string> order;
+  auto r = RetryAtNewOwnerWithoutACopy(net, k, /*cut_third=*/true, &order);
+  ASSERT_TRUE(r);
+  wire::Record rec;
+  ASSERT_TRUE(net.store(order[2])->Get(Id::Sha1(k), k, &rec).ok());
+  EXPECT_EQ(r->code(), wire::UNAVAILABLE) << wire::Code_Name(r->code()) << ": " << r->error();
+  EXPECT_NE(r->error().find("may or may not have been applied"), std::string::npos) << r->error();
+}
+
+TEST(ReplicationTest, ALeaseRetriedAfterItsOwnerCouldNotCheckItRunsFromTheAttemptApplied) {
+  // An if-absent put with a one-second time to live of a fresh key, while its owner is cut
+  // from its replicas for 1.5 s: tried again until the cut heals, it is versioned afresh, so
+  // the value is live right after the answer.
+  const std::string k = "a-lease";
+  const auto order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4)});
+  const std::string owner = order[0];
+  const std::set<std::string> replicas = {order[1], order[2]};
+  SimNetwork net(Net(14));
+  StartRing(net, 4);
+  bool cut = true;
+  net.SetPartition([&](const std::string& from, const std::string& to) {
+    return cut && ((from == owner && replicas.count(to) != 0) ||
+                   (to == owner && replicas.count(from) != 0));
+  });
+  net.At(1500, order[3], [&cut] { cut = false; });
+  wire::Envelope e;
+  e.mutable_put()->set_key(k);
+  e.mutable_put()->set_value("held");
+  e.mutable_put()->set_if_absent(true);
+  e.mutable_put()->set_ttl_ms(1000);
+  auto put = DataCall(net, order[3], std::move(e));
+  ASSERT_TRUE(put);
+  ASSERT_EQ(put->code(), wire::OK) << put->error();
+  auto read = Get(net, order[3], k);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->code(), wire::OK) << read->error();
+  EXPECT_EQ(read->value(), "held");
 }
 
 TEST(ReplicationTest, AFallBackReadWhoseHoldersHoldNoRecordIsNotTakenForNotFound) {

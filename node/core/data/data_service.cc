@@ -275,8 +275,19 @@ void DataService::OnAnswer(uint64_t id, wire::DataResponse&& response) {
   }
   if (response.code() == wire::UNAVAILABLE && response.not_applied() && !op.request.has_get()) {
     // A conditional write its owner could not check (it holds no record of the key and its
-    // replicas did not answer): nothing was stored, so it is tried again like such a read.
-    return Retry(id, response.error());
+    // replicas did not answer): that attempt stored nothing, so it is tried again like such a
+    // read. If every earlier attempt was answered, nothing carries its stamp anywhere: it is
+    // stamped afresh, so that a time to live runs from the attempt that is applied. If one
+    // went unanswered it may have been applied: the stamp is kept (the owner knows its own
+    // retry by it), and the client must not be told that nothing was written.
+    if (!op.unanswered) {
+      Stamp(op);
+      return Retry(id, response.error());
+    }
+    return Retry(id,
+                 "the conditional write may or may not have been applied (an attempt got no "
+                 "answer; then: " +
+                     response.error() + "); read the key to find out before retrying");
   }
   if (response.code() != wire::NOT_OWNER && response.code() != wire::SHUTTING_DOWN) {
     return Finish(id, std::move(response));

@@ -9,8 +9,10 @@
 // a write goes to the owner's successor, marked with the suspect, so that the successor checks its
 // predecessor now and takes the range over as soon as it is found dead. Only the first request pays
 // the timeout. A write that lost to a newer one while its client waits is retried under a new
-// version (a conditional write is not: it is answered CONFLICT). Each other request is a DataOp
-// owned here; the answer goes back to the client. Called by the ChordNode; node's thread.
+// version (a conditional write is not: it is answered CONFLICT). A conditional write its owner
+// could not check (UNAVAILABLE, not_applied) is tried again, under a new version unless an
+// earlier attempt went unanswered. Each other request is a DataOp owned here; the answer goes
+// back to the client. Called by the ChordNode; node's thread.
 #ifndef CHORD_NODE_CORE_DATA_DATA_SERVICE_H_
 #define CHORD_NODE_CORE_DATA_DATA_SERVICE_H_
 
@@ -84,7 +86,8 @@ class DataService {
   void SendTo(uint64_t id, const NodeRef& owner);
   void OnForwarded(uint64_t id, const wire::Envelope* response);
   // The owner's answer (or a replica read's): done, NOT_OWNER/SHUTTING_DOWN to follow, or a
-  // get at `one` the owner could not answer (UNAVAILABLE) to try again.
+  // get at `one` the owner could not answer, or a conditional write it could not check
+  // (UNAVAILABLE), to try again.
   void OnAnswer(uint64_t id, wire::DataResponse&& response);
   // The answer to a conditional write that lost to a newer one: CONFLICT, never a restamp.
   wire::DataResponse SupersededConditional(uint64_t newer);

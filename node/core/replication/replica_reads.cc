@@ -87,8 +87,10 @@ void ReplicaReads::OnRpc(OpRef ref, const wire::Envelope* response) {
     const auto& d = response->data_resp();
     const bool copy_or_none = d.code() == wire::OK || d.code() == wire::NOT_FOUND;
     if (copy_or_none) ++op.answered;
-    // The newest version seen wins; a tombstone is a NOT_FOUND with a version.
-    if (copy_or_none && (!op.any || d.version() > op.best.version())) {
+    // The newest version seen wins (equal versions: the higher writer, as records are
+    // ordered); a tombstone is a NOT_FOUND with a version.
+    if (copy_or_none && (!op.any || d.version() > op.best.version() ||
+                         (d.version() == op.best.version() && d.writer() > op.best.writer()))) {
       op.best = d;
       op.best.clear_owner();  // a node's own answer names nobody (an older node named itself)
       op.any = true;

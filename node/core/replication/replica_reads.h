@@ -43,8 +43,8 @@ class ReplicaReads {
     bool any = false;         // a holder answered with its copy (or its absence)
     bool owner_miss = false;  // a miss read by the owner (ReadMiss), not a fall-back read
     bool every = false;       // a condition read: every holder asked must answer
-    size_t asked = 0;
-    size_t answered = 0;  // holders that answered with their copy (or its absence)
+    size_t asked = 0;         // holders asked
+    size_t answered = 0;      // holders that answered with their copy (or its absence)
     wire::DataResponse best;
   };
 
