@@ -249,6 +249,15 @@ TEST(ReplicationTest, AGetAtConsistencyOneSentToItsOwnerTouchesNoOtherNode) {
   EXPECT_EQ(sent, 0) << "messages between nodes while the owners served " << keys.size() << " gets";
 }
 
+// Cuts `owner` from `replicas` in both directions while `*cut` is true.
+void CutFromReplicas(SimNetwork& net, const std::string& owner,
+                     const std::set<std::string>& replicas, const bool* cut) {
+  net.SetPartition([owner, replicas, cut](const std::string& from, const std::string& to) {
+    return *cut && ((from == owner && replicas.count(to) != 0) ||
+                    (to == owner && replicas.count(from) != 0));
+  });
+}
+
 // On a new ring of four nodes in `net`: `k` written as "acknowledged" and copied to its
 // replicas, every node's periodic rounds then stopped (no repair behind the test's back), and
 // the owner's copy erased. The addresses clockwise from the owner (ClockwiseFromOwner).
@@ -277,10 +286,7 @@ TEST(ReplicationTest, AnOwnerWithoutACopyWhoseReplicasDoNotAnswerNeverSaysNotFou
   const std::set<std::string> replicas = {order[1], order[2]};
   const std::string other = order[3];
   bool cut = true;
-  net.SetPartition([&](const std::string& from, const std::string& to) {
-    return cut && ((from == owner && replicas.count(to) != 0) ||
-                   (to == owner && replicas.count(from) != 0));
-  });
+  CutFromReplicas(net, owner, replicas, &cut);
 
   // Asked of the owner itself, while the cut lasts: tried until the deadline, then UNAVAILABLE.
   auto at_owner = Get(net, owner, k);
@@ -362,10 +368,7 @@ TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithoutACopyIsDecidedAgainstItsRepl
   // then answered UNAVAILABLE.
   ASSERT_TRUE(net.store(owner)->Erase(Id::Sha1(k), k).ok());
   bool cut = true;
-  net.SetPartition([&](const std::string& from, const std::string& to) {
-    return cut && ((from == owner && replicas.count(to) != 0) ||
-                   (to == owner && replicas.count(from) != 0));
-  });
+  CutFromReplicas(net, owner, replicas, &cut);
   auto unchecked = PutIf(net, owner, k, "overwrite", /*if_absent=*/true, 0);
   ASSERT_TRUE(unchecked);
   EXPECT_EQ(unchecked->code(), wire::UNAVAILABLE) << unchecked->error();
@@ -501,10 +504,7 @@ TEST(ReplicationTest, ALeaseRetriedAfterItsOwnerCouldNotCheckItRunsFromTheAttemp
   SimNetwork net(Net(14));
   StartRing(net, 4);
   bool cut = true;
-  net.SetPartition([&](const std::string& from, const std::string& to) {
-    return cut && ((from == owner && replicas.count(to) != 0) ||
-                   (to == owner && replicas.count(from) != 0));
-  });
+  CutFromReplicas(net, owner, replicas, &cut);
   net.At(1500, order[3], [&cut] { cut = false; });
   wire::Envelope e;
   e.mutable_put()->set_key(k);

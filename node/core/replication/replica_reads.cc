@@ -27,40 +27,37 @@ void ReplicaReads::ReadFallback(const std::string& key, const std::vector<NodeRe
 }
 
 void ReplicaReads::ReadMiss(const std::string& key, wire::DataResponse not_found, OpRef requester) {
+  // Half an RPC timeout: a coordinator waits one for this owner's answer, which must reach it
+  // first (silence there would make it suspect a live owner). A replica slower than that
+  // counts as silent, and the read is tried again.
+  ReadOwnCopyMissing(key, std::move(not_found), requester, /*every=*/false,
+                     std::max<uint64_t>(1, ctx_.config.rpc_timeout_ms / 2));
+}
+
+void ReplicaReads::ReadForCondition(const std::string& key, OpRef requester) {
+  wire::DataResponse none;
+  none.set_code(wire::NOT_FOUND);
+  // The whole RPC timeout: a holder slower than half of one may be the one holding the key,
+  // and an empty holder's quick "none" must not decide the condition (its coordinator allows a
+  // conditional write one RPC timeout more than a plain one for this read).
+  ReadOwnCopyMissing(key, std::move(none), requester, /*every=*/true, ctx_.config.rpc_timeout_ms);
+}
+
+void ReplicaReads::ReadOwnCopyMissing(const std::string& key, wire::DataResponse not_found,
+                                      OpRef requester, bool every, uint64_t timeout_ms) {
   const std::vector<NodeRef> targets = policy_.Targets();
   if (targets.empty()) return ctx_.completions.Post(requester, std::move(not_found));
   const uint64_t id = next_id_++;
   ReadOp& op = ops_[id];
   op.requester = requester;
   op.owner_miss = true;
+  op.every = every;
   // Our own NOT_FOUND is the answer only if a replica confirms it (or has nothing newer): a
   // new owner may lack keys it was not handed yet, so with no replica answering, "not found"
   // would be a guess (Finish answers UNAVAILABLE, and the coordinator tries again).
   op.any = false;
   op.best = std::move(not_found);
-  // Half an RPC timeout: a coordinator waits one for this owner's answer, which must reach it
-  // first (silence there would make it suspect a live owner). A replica slower than that
-  // counts as silent, and the read is tried again.
-  Ask(id, key, targets, std::max<uint64_t>(1, ctx_.config.rpc_timeout_ms / 2));
-}
-
-void ReplicaReads::ReadForCondition(const std::string& key, OpRef requester) {
-  const std::vector<NodeRef> targets = policy_.Targets();
-  if (targets.empty()) {
-    wire::DataResponse none;
-    none.set_code(wire::NOT_FOUND);
-    return ctx_.completions.Post(requester, std::move(none));
-  }
-  const uint64_t id = next_id_++;
-  ReadOp& op = ops_[id];
-  op.requester = requester;
-  op.owner_miss = true;
-  op.every = true;
-  op.best.set_code(wire::NOT_FOUND);
-  // The whole RPC timeout: a holder slower than half of one may be the one holding the key,
-  // and an empty holder's quick "none" must not decide the condition (its coordinator allows a
-  // conditional write one RPC timeout more than a plain one for this read).
-  Ask(id, key, targets, ctx_.config.rpc_timeout_ms);
+  Ask(id, key, targets, timeout_ms);
 }
 
 void ReplicaReads::Ask(uint64_t id, const std::string& key, const std::vector<NodeRef>& holders,
