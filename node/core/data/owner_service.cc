@@ -86,18 +86,12 @@ wire::DataResponse OwnerService::ReadLocal(const Id& key_id, const std::string& 
   return resp;
 }
 
-bool OwnerService::Conditioned(const wire::Envelope& request, const Id& key_id,
+bool OwnerService::Conditioned(const wire::Envelope& request, std::optional<wire::Record> local,
                                wire::Record* record,
                                const std::optional<wire::Record>& from_replicas,
                                wire::DataResponse* resp) {
-  wire::Record current;
-  const Status s = ctx_.store()->Get(key_id, record->key(), &current);
-  if (!s.ok() && !s.IsNotFound()) {
-    resp->set_code(wire::UNAVAILABLE);
-    resp->set_error("the owner " + ctx_.self().addr + " could not read the key: " + s.message());
-    return false;
-  }
-  bool have = s.ok();
+  bool have = local.has_value();
+  wire::Record current = have ? std::move(*local) : wire::Record();
   if (from_replicas && from_replicas->version() != 0 &&
       (!have || from_replicas->version() > current.version())) {
     current = *from_replicas;  // newer than what this node holds: it decides
@@ -253,11 +247,21 @@ void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef r
   if (std::string problem = ConditionProblem(request); !problem.empty()) {
     return Refuse(requester, wire::INVALID, std::move(problem));
   }
-  if (ConditionOf(request).any() && !from_replicas && replication_.policy().replicated()) {
+  const bool conditioned =
+      ConditionOf(request).any() || (request.has_put() && request.put().ttl_ms() != 0);
+  std::optional<wire::Record> local;  // this node's record of the key, read once
+  if (conditioned) {
     wire::Record current;
-    if (ctx_.store()->GetHeader(key_id, msg::DataKey(request), &current).IsNotFound()) {
+    const Status s = ctx_.store()->Get(key_id, msg::DataKey(request), &current);
+    if (!s.ok() && !s.IsNotFound()) {
+      return Refuse(requester, wire::UNAVAILABLE,
+                    "the owner " + ctx_.self().addr + " could not read the key: " + s.message());
+    }
+    if (s.IsNotFound() && ConditionOf(request).any() && !from_replicas &&
+        replication_.policy().replicated()) {
       return AskReplicasFirst(request, key_id, requester, take_fields);
     }
+    if (s.ok()) local = std::move(current);
   }
   wire::Record record;
   if (take_fields) {
@@ -285,9 +289,9 @@ void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef r
     record.set_version(request.del().version());
     record.set_writer(request.del().writer());
   }
-  if (ConditionOf(request).any() || (request.has_put() && request.put().ttl_ms() != 0)) {
+  if (conditioned) {
     wire::DataResponse resp;
-    if (!Conditioned(request, key_id, &record, from_replicas, &resp)) {
+    if (!Conditioned(request, std::move(local), &record, from_replicas, &resp)) {
       return Answer(requester, std::move(resp));
     }
   }

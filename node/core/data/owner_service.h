@@ -62,11 +62,13 @@ class OwnerService {
   wire::DataResponse ReadLocal(const Id& key_id, const std::string& key, bool replica_read,
                                wire::Record* record, Status* status);
   // A conditional write or one with a TTL, at the owner: checks the condition against the
-  // current record, the newer of the local one and `from_replicas` (what the replicas hold,
-  // when they were asked; version 0: nothing) (false, with CONFLICT or UNAVAILABLE in `resp`,
-  // when it does not hold), versions `record` above it, and sets its expiry.
-  bool Conditioned(const wire::Envelope& request, const Id& key_id, wire::Record* record,
-                   const std::optional<wire::Record>& from_replicas, wire::DataResponse* resp);
+  // current record, the newer of `local` (this node's record, read once by ServeWrite;
+  // nullopt: none) and `from_replicas` (what the replicas hold, when they were asked;
+  // version 0: nothing) (false, with CONFLICT in `resp`, when it does not hold), versions
+  // `record` above it, and sets its expiry.
+  bool Conditioned(const wire::Envelope& request, std::optional<wire::Record> local,
+                   wire::Record* record, const std::optional<wire::Record>& from_replicas,
+                   wire::DataResponse* resp);
   // Serve's get of a key this node owns: from the local record, or from the replicas when
   // the read needs several of them or this node holds no record.
   void ServeGet(const wire::GetRequest& get, const Id& key_id, OpRef requester);
