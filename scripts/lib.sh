@@ -7,12 +7,13 @@
 # clang and libclang-rt-14-dev: the libFuzzer targets of scripts/fuzz.sh; libh2o-dev: the HTTP
 # server of the node's API, built on libuv; curl and python3: the HTTP API's tests and the
 # Python client; wrk: the HTTP load generator of scripts/bench.sh; libabsl-dev: the B-tree of
-# the memory store; libjemalloc-dev: chord-node's allocator).
+# the memory store; libjemalloc-dev: chord-node's allocator; libhiredis-dev: chord-bench's
+# Redis client for --redis; redis-server: the Redis that chord-bench --redis is tested against).
 CHORD_DEB_PACKAGES=(
   cmake g++ make pkg-config
   libuv1-dev libssl-dev libprotobuf-dev protobuf-compiler libspdlog-dev libcli11-dev
   nlohmann-json3-dev googletest libgtest-dev libbenchmark-dev librocksdb-dev libh2o-dev
-  libabsl-dev libjemalloc-dev
+  libabsl-dev libjemalloc-dev libhiredis-dev redis-server
   iproute2 curl python3 wrk
   clang libclang-rt-14-dev openssl
 )

@@ -1,12 +1,20 @@
 // Multi-process test of chord-bench (DESIGN.md section 5) against a real 3-node ring (R = 3)
 // on 127.0.0.1: routed gets and puts and direct gets for 2 s each, checked for structure only
 // (requests succeeded, no errors, ordered percentiles, no hops for direct requests; never a
-// speed), plus its usage errors (exit 2) and an unreachable node (exit 3). chord-bench is
-// looked up beside chord-node's build directory (<build>/tools/chord-bench); the tests skip
-// when it has not been built.
+// speed), plus its usage errors (exit 2) and an unreachable node (exit 3); and --redis
+// against three real redis-servers (skipped, with the reason, where redis-server is not
+// installed), whose keys are checked against the server each key's SHA-1 picks, computed here.
+// chord-bench is looked up beside chord-node's build directory (<build>/tools/chord-bench);
+// the tests skip when it has not been built.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -69,6 +77,7 @@ nlohmann::json RunAndCheck(const Cluster& cluster, const std::vector<std::string
   if (!complete) return nullptr;
   EXPECT_EQ(j["op"], op) << what;
   EXPECT_EQ(j["direct"], direct) << what;
+  EXPECT_EQ(j["redis"], false) << what;
   EXPECT_EQ(j["clients"], 4) << what;
   EXPECT_EQ(j["keys"], 300) << what;
   EXPECT_EQ(j["value_size"], 64) << what;
@@ -212,6 +221,11 @@ TEST_F(ClusterTest, BenchRejectsBadFlagsWithExitTwo) {
       {"--node", "127.0.0.1:4000", "--pipeline", "0"},
       {"--node", "127.0.0.1:4000", "--hot-keys", "0"},
       {"--node", "127.0.0.1:4000", "--server-pid", "nobody"},
+      {"--redis", "--node", "127.0.0.1:4000", "--no-server-cost", "--direct"},
+      {"--redis", "--node", "127.0.0.1:4000", "--no-server-cost", "--pipeline", "4"},
+      {"--redis", "--node", "127.0.0.1:4000", "--no-server-cost", "--consistency", "all"},
+      {"--redis", "--node", "127.0.0.1:4000#1", "--no-server-cost"},
+      {"--redis", "--node", "127.0.0.1:4000"},  // no --server-pid: a ring's status is asked
   };
   for (const std::vector<std::string>& args : bad) {
     std::string line;
@@ -241,6 +255,166 @@ TEST_F(ClusterTest, BenchExitsThreeWhenNothingSucceeds) {
       EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << what << ": " << r.err;
     }
   }
+}
+
+// The path of redis-server on $PATH, or "" when there is none.
+std::string RedisServerBinary() {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string candidate = dirs.substr(start, end - start) + "/redis-server";
+    if (end > start && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+// One redis-server without persistence on 127.0.0.1:port, killed by PID and reaped when this
+// goes out of scope.
+class RedisServer {
+ public:
+  RedisServer(const std::string& binary, int port) : port_(port) {
+    pid_ = ::fork();
+    if (pid_ != 0) return;
+    const int null_fd = ::open("/dev/null", O_RDWR);
+    if (null_fd >= 0) {
+      ::dup2(null_fd, STDOUT_FILENO);
+      ::dup2(null_fd, STDERR_FILENO);
+    }
+    const std::string port_arg = std::to_string(port);
+    ::execl(binary.c_str(), binary.c_str(), "--port", port_arg.c_str(), "--bind", "127.0.0.1",
+            "--save", "", "--appendonly", "no", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ~RedisServer() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  pid_t pid() const { return pid_; }
+  int port() const { return port_; }
+  // Whether it accepts connections within `timeout`.
+  bool WaitReady(milliseconds timeout) const {
+    return PollUntil(
+        [&] {
+          const int fd = ConnectLoopback(port_);
+          if (fd < 0) return false;
+          ::close(fd);
+          return true;
+        },
+        timeout);
+  }
+
+ private:
+  int port_;
+  pid_t pid_ = -1;
+};
+
+// Sends `command` (RESP) to 127.0.0.1:port and reads until the answer holds `replies`
+// CRLF-ended lines; "" on failure. Bounded: at most 5 s of reads.
+std::string AskRedis(int port, const std::string& command, size_t replies) {
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) return "";
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  std::string answer;
+  if (::send(fd, command.data(), command.size(), MSG_NOSIGNAL) ==
+      static_cast<ssize_t>(command.size())) {
+    char buf[4096];
+    size_t lines = 0;
+    while (lines < replies) {
+      const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      for (ssize_t i = 0; i < n; ++i) lines += buf[i] == '\n' ? 1 : 0;
+      answer.append(buf, static_cast<size_t>(n));
+    }
+    if (lines < replies) answer.clear();
+  }
+  ::close(fd);
+  return answer;
+}
+
+// The server of `key` among `servers` as --redis picks it: the first eight bytes of SHA-1(key),
+// big-endian, modulo the number of servers; computed from the hex digest here.
+size_t ExpectedServer(const std::string& key, size_t servers) {
+  const uint64_t high = std::stoull(Sha1Hex(key).substr(0, 16), nullptr, 16);
+  return static_cast<size_t>(high % servers);
+}
+
+TEST(BenchRedisTest, SpreadsGetsOverRedisServersByTheKeysSha1) {
+  SKIP_WITHOUT_BENCH();
+  const std::string redis = RedisServerBinary();
+  if (redis.empty()) GTEST_SKIP() << "redis-server is not installed (apt-get install redis-server)";
+  char dir_template[] = "/tmp/chord-bench-redis-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  constexpr int kServers = 3;
+  constexpr int kKeys = 300;
+  std::vector<std::unique_ptr<RedisServer>> servers;
+  std::vector<std::string> args = {"--redis",
+                                   "--op",
+                                   "get",
+                                   "--seconds",
+                                   "1",
+                                   "--clients",
+                                   "4",
+                                   "--keys",
+                                   std::to_string(kKeys),
+                                   "--value-size",
+                                   "32",
+                                   "--timeout-ms",
+                                   "5000",
+                                   "--json"};
+  for (int i = 0; i < kServers; ++i) {
+    servers.push_back(std::make_unique<RedisServer>(redis, PickFreePort()));
+    ASSERT_GT(servers.back()->pid(), 0);
+    ASSERT_TRUE(servers.back()->WaitReady(milliseconds(10000)))
+        << "redis-server on port " << servers.back()->port() << " did not start";
+    args.insert(args.end(), {"--node", LocalAddr(servers.back()->port()), "--server-pid",
+                             std::to_string(servers.back()->pid())});
+  }
+  std::vector<std::string> argv = {BenchBinary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const CommandResult r = RunCommand(argv, dir, kBenchTimeout);
+  ASSERT_EQ(r.exit_code, 0) << "stderr: " << r.err << " stdout: " << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["preload_keys"].get<uint64_t>(), static_cast<uint64_t>(kKeys)) << r.out;
+  EXPECT_GT(j["ops"].get<uint64_t>(), 0u) << r.out;
+  EXPECT_EQ(j["errors"].get<uint64_t>(), 0u) << r.out;  // every GET found its key
+  EXPECT_EQ(j["redis"], true) << r.out;
+  EXPECT_EQ(j["server_processes"].get<int>(), kServers) << r.out;
+  EXPECT_GT(j["server_cpu_us_per_op"].get<double>(), 0.0) << r.out;
+
+  // Every key is on the server its SHA-1 picks, and only there.
+  std::vector<std::string> exists(kServers);
+  std::vector<size_t> expected(kServers, 0);
+  for (int k = 0; k < kKeys; ++k) {
+    const std::string key = "key-" + std::to_string(k);
+    const size_t s = ExpectedServer(key, kServers);
+    ++expected[s];
+    exists[s] += "*2\r\n$6\r\nEXISTS\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";
+  }
+  for (int s = 0; s < kServers; ++s) {
+    const int port = servers[static_cast<size_t>(s)]->port();
+    const std::string found =
+        AskRedis(port, exists[static_cast<size_t>(s)], expected[static_cast<size_t>(s)]);
+    size_t ones = 0;
+    for (size_t at = found.find(":1\r\n"); at != std::string::npos;
+         at = found.find(":1\r\n", at + 1)) {
+      ++ones;
+    }
+    EXPECT_EQ(ones, expected[static_cast<size_t>(s)]) << "server " << s << " answered " << found;
+    EXPECT_EQ(AskRedis(port, "*1\r\n$6\r\nDBSIZE\r\n", 1),
+              ":" + std::to_string(expected[static_cast<size_t>(s)]) + "\r\n")
+        << "server " << s << " holds keys of another";
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

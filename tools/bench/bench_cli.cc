@@ -58,6 +58,11 @@ int ParseBenchCommandLine(int argc, const char* const* argv, BenchOptions* optio
   app.add_flag("--direct", options->direct,
                "send each request straight to the key's owner, computed from the ring fetched "
                "once (a smart client), instead of through the given nodes");
+  app.add_flag("--redis", options->redis,
+               "the --node addresses are redis-servers: GETs and SETs instead of gets and puts, "
+               "each key to the server its SHA-1 picks (every client talks to every server, "
+               "as with --direct on a ring); a reference measured by the same client; needs "
+               "--server-pid or --no-server-cost");
   std::string consistency;
   app.add_option("--consistency", consistency,
                  "how many replicas each get and put needs: one, quorum or all (default: the "
@@ -123,6 +128,29 @@ int ParseBenchCommandLine(int argc, const char* const* argv, BenchOptions* optio
   if (no_server_cost && !options->server_pids.empty()) {
     err << "chord-bench: --server-pid and --no-server-cost contradict each other; drop one\n";
     return kBenchExitUsage;
+  }
+  if (options->redis) {
+    const char* mixed = options->direct         ? "--direct"
+                        : !consistency.empty()  ? "--consistency"
+                        : options->pipeline > 1 ? "--pipeline"
+                        : !tls->cert.empty() || !tls->key.empty() || !tls->ca.empty() ? "--tls-*"
+                                                                                      : nullptr;
+    if (mixed != nullptr) {
+      err << "chord-bench: " << mixed << " does not apply to redis-servers; drop it or --redis\n";
+      return kBenchExitUsage;
+    }
+    for (const std::string& node : nodes) {
+      if (node.find('#') != std::string::npos) {
+        err << "chord-bench: \"" << node
+            << "\" names a vnode; give each redis-server as HOST:PORT with --redis\n";
+        return kBenchExitUsage;
+      }
+    }
+    if (options->server_cost && options->server_pids.empty()) {
+      err << "chord-bench: --redis reads the servers' CPU only from --server-pid; give the "
+             "redis-servers' PIDs or --no-server-cost\n";
+      return kBenchExitUsage;
+    }
   }
 
   return kBenchRun;

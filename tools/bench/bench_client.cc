@@ -46,6 +46,9 @@ BenchClient::BenchClient(std::vector<std::string> nodes, size_t first, uint64_t 
 BenchClient::BenchClient(OwnerRouter router, uint64_t timeout_ms)
     : router_(std::move(router)), timeout_ms_(timeout_ms) {}
 
+BenchClient::BenchClient(std::unique_ptr<RedisTargets> redis)
+    : timeout_ms_(0), redis_(std::move(redis)) {}
+
 ChordClient& BenchClient::ClientFor(const std::string& addr) {
   std::unique_ptr<ChordClient>& client = clients_[addr];
   if (!client) client = std::make_unique<ChordClient>(addr, timeout_ms_);
@@ -53,6 +56,7 @@ ChordClient& BenchClient::ClientFor(const std::string& addr) {
 }
 
 OpOutcome BenchClient::Get(const std::string& key) {
+  if (redis_) return redis_->Get(key);
   wire::Envelope request;
   request.mutable_get()->set_key(key);
   request.mutable_get()->set_consistency(consistency_);
@@ -60,6 +64,7 @@ OpOutcome BenchClient::Get(const std::string& key) {
 }
 
 OpOutcome BenchClient::Put(const std::string& key, const std::string& value) {
+  if (redis_) return redis_->Set(key, value);
   wire::Envelope request;
   request.mutable_put()->set_key(key);
   request.mutable_put()->set_value(value);
@@ -114,6 +119,7 @@ OpOutcome BenchClient::SendDirect(wire::Envelope request) {
 }
 
 Result<BenchClient::Sent> BenchClient::SendAsync(const std::string& key, const std::string* value) {
+  if (redis_) return Status::InvalidArgument("--redis does not pipeline; drop --pipeline");
   wire::Envelope request;
   if (value == nullptr) {
     request.mutable_get()->set_key(key);

@@ -3,6 +3,7 @@
 // owner. Direct: each request goes, marked `direct`, to the owner that the thread's
 // OwnerRouter computes; on NOT_OWNER (or SHUTTING_DOWN) the thread refreshes its ring copy and
 // retries, at most kMaxDirectAttempts times. One ChordClient (one TCP connection) per address.
+// Redis (--redis): gets and puts are GETs and SETs to the redis-server RedisTargets picks.
 // Not thread-safe: one per thread.
 #ifndef CHORD_TOOLS_BENCH_BENCH_CLIENT_H_
 #define CHORD_TOOLS_BENCH_BENCH_CLIENT_H_
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "tools/bench/owner_router.h"
+#include "tools/bench/redis_targets.h"
 #include "tools/client/chord_client.h"
 
 namespace chord::bench {
@@ -37,6 +39,8 @@ class BenchClient {
   BenchClient(std::vector<std::string> nodes, size_t first, uint64_t timeout_ms);
   // Direct: requests to the owners named by `router` (this thread's own copy).
   BenchClient(OwnerRouter router, uint64_t timeout_ms);
+  // Redis: requests to redis-servers instead of chord nodes (no pipelining).
+  explicit BenchClient(std::unique_ptr<RedisTargets> redis);
   BenchClient(const BenchClient&) = delete;
   BenchClient& operator=(const BenchClient&) = delete;
 
@@ -71,6 +75,7 @@ class BenchClient {
   size_t next_node_ = 0;
   std::optional<OwnerRouter> router_;  // set in direct mode
   uint64_t timeout_ms_;
+  std::unique_ptr<RedisTargets> redis_;  // set in redis mode
   wire::Consistency consistency_ = wire::CONSISTENCY_DEFAULT;
   std::map<std::string, std::unique_ptr<ChordClient>> clients_;  // by address
 };

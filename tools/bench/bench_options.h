@@ -51,6 +51,8 @@ struct BenchOptions {
   uint64_t keys = kDefaultKeys;         // keys key-0 .. key-(keys-1)
   uint64_t value_bytes = kDefaultValueBytes;
   bool direct = false;  // send each request to the key's owner, computed here
+  // --redis: `nodes` are redis-servers; GET and SET, each key to the server its SHA-1 picks.
+  bool redis = false;
   bool json = false;
   uint64_t timeout_ms = kDefaultTimeoutMs;  // bound of every request
   uint64_t seed = kDefaultSeed;

@@ -46,6 +46,7 @@ nlohmann::ordered_json ReportToJson(const BenchReport& r) {
   j["keys"] = o.keys;
   j["value_size"] = o.value_bytes;
   j["direct"] = o.direct;
+  j["redis"] = o.redis;
   j["consistency"] = ConsistencyName(o.consistency);
   j["ops"] = r.ops;
   j["errors"] = r.errors;
@@ -105,7 +106,9 @@ std::string ReportToText(const BenchReport& r) {
   }
   out +=
       ", " + std::to_string(o.keys) + " keys, " + std::to_string(o.value_bytes) + "-byte values, ";
-  if (o.direct) {
+  if (o.redis) {
+    out += "GET/SET to redis-servers " + JoinNodes(o) + ", each key to the one its SHA-1 picks\n";
+  } else if (o.direct) {
     out += "direct to the owner (" + std::to_string(r.ring_nodes) + " ring positions)\n";
   } else {
     out += "routed via " + JoinNodes(o) + "\n";

@@ -72,6 +72,10 @@ std::unique_ptr<BenchClient> BenchRunner::MakeClient(int thread) const {
 }
 
 std::unique_ptr<BenchClient> BenchRunner::MakeClientFor(int thread) const {
+  if (options_.redis) {
+    return std::make_unique<BenchClient>(
+        std::make_unique<RedisTargets>(options_.nodes, options_.timeout_ms));
+  }
   if (router_) return std::make_unique<BenchClient>(*router_, options_.timeout_ms);
   return std::make_unique<BenchClient>(options_.nodes, static_cast<size_t>(thread),
                                        options_.timeout_ms);

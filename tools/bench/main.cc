@@ -42,7 +42,8 @@ int Main(int argc, char** argv) {
     std::snprintf(elapsed, sizeof(elapsed), "%.1f", report->elapsed_s);
     std::cerr << "chord-bench: no request succeeded in " << elapsed << " s (" << report->errors
               << " errors, the last: " << (report->last_error.empty() ? "none" : report->last_error)
-              << "); check that chord-node is running at the --node address\n";
+              << "); check that " << (options.redis ? "redis-server" : "chord-node")
+              << " is running at the --node address\n";
     return kExitUnavailable;
   }
   if (options.json) {

@@ -1,0 +1,101 @@
+#include "tools/bench/redis_targets.h"
+
+#include <hiredis/hiredis.h>
+#include <sys/time.h>
+
+#include <utility>
+
+#include "protocol/id.h"
+#include "tools/bench/bench_client.h"
+
+namespace chord::bench {
+namespace {
+
+timeval TimevalOf(uint64_t ms) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms % 1000) * 1000);
+  return tv;
+}
+
+}  // namespace
+
+void RedisTargets::ContextFree::operator()(redisContext* c) const { redisFree(c); }
+
+RedisTargets::RedisTargets(std::vector<std::string> servers, uint64_t timeout_ms)
+    : servers_(std::move(servers)), timeout_ms_(timeout_ms), contexts_(servers_.size()) {}
+
+RedisTargets::~RedisTargets() = default;
+
+size_t RedisTargets::ServerOf(const std::string& key) const {
+  const Id id = Id::Sha1(key);
+  const auto& b = id.bytes();
+  uint64_t high = 0;
+  for (int i = 0; i < 8; ++i) high = (high << 8) | b[static_cast<size_t>(i)];
+  return static_cast<size_t>(high % servers_.size());
+}
+
+redisContext* RedisTargets::Connection(size_t i, std::string* error) {
+  if (contexts_[i]) return contexts_[i].get();
+  const std::string& addr = servers_[i];
+  const size_t colon = addr.rfind(':');
+  const std::string host = addr.substr(0, colon);
+  const int port = std::stoi(addr.substr(colon + 1));
+  Context c(redisConnectWithTimeout(host.c_str(), port, TimevalOf(timeout_ms_)));
+  if (!c || c->err != 0) {
+    *error = "could not connect to redis-server " + addr + ": " +
+             (c ? std::string(c->errstr) : std::string("out of memory")) +
+             "; check that it runs there";
+    return nullptr;
+  }
+  if (redisSetTimeout(c.get(), TimevalOf(timeout_ms_)) != REDIS_OK) {
+    *error = "could not set the timeout of the connection to redis-server " + addr;
+    return nullptr;
+  }
+  contexts_[i] = std::move(c);
+  return contexts_[i].get();
+}
+
+OpOutcome RedisTargets::Command(const std::string& key, std::vector<const char*> argv,
+                                const std::vector<size_t>& lengths) {
+  OpOutcome out;
+  const size_t i = ServerOf(key);
+  redisContext* c = Connection(i, &out.error);
+  if (c == nullptr) return out;
+  void* raw = redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lengths.data());
+  if (raw == nullptr) {
+    out.error = "redis-server " + servers_[i] + " did not answer: " + c->errstr;
+    contexts_[i].reset();  // a broken or timed-out connection is not reused
+    return out;
+  }
+  const redisReply* reply = static_cast<const redisReply*>(raw);
+  switch (reply->type) {
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
+      out.ok = true;
+      break;
+    case REDIS_REPLY_NIL:
+      out.not_found = true;
+      out.error = "redis-server " + servers_[i] + " holds no value for " + key;
+      break;
+    case REDIS_REPLY_ERROR:
+      out.error =
+          "redis-server " + servers_[i] + " answered " + std::string(reply->str, reply->len);
+      break;
+    default:
+      out.error = "redis-server " + servers_[i] + " answered with an unexpected reply type";
+      break;
+  }
+  freeReplyObject(raw);
+  return out;
+}
+
+OpOutcome RedisTargets::Get(const std::string& key) {
+  return Command(key, {"GET", key.data()}, {3, key.size()});
+}
+
+OpOutcome RedisTargets::Set(const std::string& key, const std::string& value) {
+  return Command(key, {"SET", key.data(), value.data()}, {3, key.size(), value.size()});
+}
+
+}  // namespace chord::bench

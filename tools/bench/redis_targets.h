@@ -1,0 +1,56 @@
+// RedisTargets: one chord-bench client thread's connections to a set of redis-servers
+// (--redis), for a reference figure measured by the same load generator as chord's: each key
+// goes to the server its SHA-1 picks (the first eight bytes modulo the number of servers), so
+// every client thread talks to every server, as chord-bench --direct spreads its requests over
+// a ring's owners. GET and SET through hiredis, one request at a time, each bounded by the
+// timeout (connect, send and answer). Not thread-safe: one per thread.
+#ifndef CHORD_TOOLS_BENCH_REDIS_TARGETS_H_
+#define CHORD_TOOLS_BENCH_REDIS_TARGETS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct redisContext;
+
+namespace chord::bench {
+
+struct OpOutcome;
+
+class RedisTargets {
+ public:
+  // `servers` are HOST:PORT; nothing is connected until the first request to a server.
+  RedisTargets(std::vector<std::string> servers, uint64_t timeout_ms);
+  ~RedisTargets();
+  RedisTargets(const RedisTargets&) = delete;
+  RedisTargets& operator=(const RedisTargets&) = delete;
+
+  OpOutcome Get(const std::string& key);
+  OpOutcome Set(const std::string& key, const std::string& value);
+
+  // The index in `servers` of the server that holds `key`.
+  size_t ServerOf(const std::string& key) const;
+
+ private:
+  struct ContextFree {
+    void operator()(redisContext* c) const;
+  };
+  using Context = std::unique_ptr<redisContext, ContextFree>;
+
+  // Sends the command (argv form) to the key's server and reads its answer; reconnects on the
+  // next request after a connection error.
+  OpOutcome Command(const std::string& key, std::vector<const char*> argv,
+                    const std::vector<size_t>& lengths);
+  // The connection to servers_[i], connected now if it is not; null (with `error`) if that
+  // failed.
+  redisContext* Connection(size_t i, std::string* error);
+
+  std::vector<std::string> servers_;
+  uint64_t timeout_ms_;
+  std::vector<Context> contexts_;  // by server index; null until connected
+};
+
+}  // namespace chord::bench
+
+#endif  // CHORD_TOOLS_BENCH_REDIS_TARGETS_H_
