@@ -20,7 +20,7 @@
 #   chord-node's put and get, a 3-node ring's direct put and get), one right after the other,
 #   with the GET load split over three redis-servers (one redis-benchmark each), the same GETs
 #   sent by chord-bench --redis to one redis-server and spread by key over three (every client
-#   to every server, as a ring's direct gets), and the 3-node ring's direct put and get with
+#   to every server, as a ring's direct gets; not with PIPELINE above 1), and the 3-node ring's direct put and get with
 #   its nodes under --sched batch (SCHED_BATCH; every other run uses chord-node's default, the
 #   policy it is started with), as references;
 # all with the same client count (and client threads), value size and key space. Prints a table
@@ -45,8 +45,9 @@
 #   SMALL_KEYS      keys loaded, and hot keys read, in the data-growth table (default 1000)
 #   BIG_KEYS        keys loaded in the data-growth table's large runs (default 1000000)
 #   COST_ROUNDS     paired rounds of the cost targets (default 3, at most 20; 0 skips them):
-#                   each round measures redis SET and GET, the GET load spread over three
-#                   redis-servers (a reference), one chord-node's put and get, a 3-node
+#                   each round measures redis SET and GET, the GET load split over three
+#                   redis-servers and chord-bench --redis's GETs of one redis-server and
+#                   spread over three (references), one chord-node's put and get, a 3-node
 #                   ring's direct put and get, and the same ring with --sched batch (a
 #                   reference; which ring goes first alternates by round) one right after the
 #                   other; a table gives each round's CPU ratios and their medians
@@ -189,6 +190,10 @@ BENCH="$BIN_DIR/tools/chord-bench"
 for bin in "$NODE_BIN" "$CTL" "$BENCH"; do
   [[ -x "$bin" ]] || chord_die "$bin is missing; build it first (or unset CHORD_BIN_DIR)"
 done
+# The paired rounds' chord-bench --redis references need a chord-bench that has --redis (an
+# older build in CHORD_BIN_DIR has not: those two columns are then "-").
+REDIS_SPREAD_OK=0
+if "$BENCH" --help 2>/dev/null | grep -q -- '--redis'; then REDIS_SPREAD_OK=1; fi
 
 if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-benchmark >/dev/null 2>&1 ||
   ! command -v redis-cli >/dev/null 2>&1; then
@@ -546,7 +551,7 @@ for ((round = 1; round <= COST_ROUNDS; round++)); do
   run_redis_split "round $round 3 redis GET" "${REDIS_N[GET]}"
   # The same GETs by chord-bench itself (--redis), against one redis-server and spread by key
   # over three, every client to every server as chord-bench --direct spreads a ring's gets.
-  if ((PIPELINE == 1)); then
+  if ((PIPELINE == 1 && REDIS_SPREAD_OK)); then
     for servers in 1 3; do
       redis_nodes=()
       for ((i = 0; i < servers; i++)); do
@@ -791,7 +796,8 @@ if ((COST_ROUNDS > 0)); then
   echo "sent by chord-bench --redis, each key to the server its SHA-1 picks, so that every client"
   echo "talks to every server as with a ring's direct gets, over chord-bench's GETs of one"
   echo "redis-server (spread:3redis/1redis), chord's 1-node get over that one redis-server's GET"
-  echo "by the same client (get/GET:same_client; no chord-bench --redis rows with a pipeline),"
+  echo "by the same client (get/GET:same_client; no chord-bench --redis rows with a pipeline$(
+    ((REDIS_SPREAD_OK)) || echo " or with this chord-bench, which has no --redis")),"
   echo "and the 3-node ratios with the nodes under --sched batch (SCHED_BATCH, README"
   echo "\"Scheduling\"; batch:...), and the batch ring's CPU per put over the default ring's"
   echo "(the other servers under $SCHED_NAME, the policy this script runs under; the two rings'"

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -226,6 +227,10 @@ TEST_F(ClusterTest, BenchRejectsBadFlagsWithExitTwo) {
       {"--redis", "--node", "127.0.0.1:4000", "--no-server-cost", "--consistency", "all"},
       {"--redis", "--node", "127.0.0.1:4000#1", "--no-server-cost"},
       {"--redis", "--node", "127.0.0.1:4000"},  // no --server-pid: a ring's status is asked
+      {"--redis", "--node", "127.0.0.1:4000", "--node", "127.0.0.1:4001", "--server-pid", "1"},
+      {"--redis", "--node", "127.0.0.1:4000", "--node", "127.0.0.1:4000", "--no-server-cost"},
+      {"--redis", "--node", "127.0.0.1:4000", "--no-server-cost", "--tls-ca", "ca.pem"},
+      {"--redis", "--no-server-cost"},  // no --node: the default would be a chord-node
   };
   for (const std::vector<std::string>& args : bad) {
     std::string line;
@@ -271,11 +276,38 @@ std::string RedisServerBinary() {
   return "";
 }
 
+// Sends `command` (RESP) to 127.0.0.1:port and reads until the answer holds `replies`
+// CRLF-ended lines; "" on failure. Bounded: each read waits at most 1 s, and all of them
+// together at most 5 s.
+std::string AskRedis(int port, const std::string& command, size_t replies) {
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) return "";
+  timeval tv{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::string answer;
+  if (::send(fd, command.data(), command.size(), MSG_NOSIGNAL) ==
+      static_cast<ssize_t>(command.size())) {
+    char buf[4096];
+    size_t lines = 0;
+    while (lines < replies && std::chrono::steady_clock::now() < deadline) {
+      const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      for (ssize_t i = 0; i < n; ++i) lines += buf[i] == '\n' ? 1 : 0;
+      answer.append(buf, static_cast<size_t>(n));
+    }
+    if (lines < replies) answer.clear();
+  }
+  ::close(fd);
+  return answer;
+}
+
 // One redis-server without persistence on 127.0.0.1:port, killed by PID and reaped when this
 // goes out of scope.
 class RedisServer {
  public:
   RedisServer(const std::string& binary, int port) : port_(port) {
+    const std::string port_arg = std::to_string(port);  // before fork: no allocation after it
     pid_ = ::fork();
     if (pid_ != 0) return;
     const int null_fd = ::open("/dev/null", O_RDWR);
@@ -283,7 +315,6 @@ class RedisServer {
       ::dup2(null_fd, STDOUT_FILENO);
       ::dup2(null_fd, STDERR_FILENO);
     }
-    const std::string port_arg = std::to_string(port);
     ::execl(binary.c_str(), binary.c_str(), "--port", port_arg.c_str(), "--bind", "127.0.0.1",
             "--save", "", "--appendonly", "no", static_cast<char*>(nullptr));
     ::_exit(127);
@@ -298,46 +329,25 @@ class RedisServer {
 
   pid_t pid() const { return pid_; }
   int port() const { return port_; }
-  // Whether it accepts connections within `timeout`.
-  bool WaitReady(milliseconds timeout) const {
+  // Whether this process (not another listener on the port) still runs and answers PING with
+  // PONG within `timeout`.
+  bool WaitReady(milliseconds timeout) {
     return PollUntil(
-        [&] {
-          const int fd = ConnectLoopback(port_);
-          if (fd < 0) return false;
-          ::close(fd);
-          return true;
-        },
-        timeout);
+               [&] {
+                 if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+                   pid_ = -1;  // exited (the port was taken, say): reaped
+                   return true;
+                 }
+                 return AskRedis(port_, "*1\r\n$4\r\nPING\r\n", 1) == "+PONG\r\n";
+               },
+               timeout) &&
+           pid_ > 0;
   }
 
  private:
   int port_;
   pid_t pid_ = -1;
 };
-
-// Sends `command` (RESP) to 127.0.0.1:port and reads until the answer holds `replies`
-// CRLF-ended lines; "" on failure. Bounded: at most 5 s of reads.
-std::string AskRedis(int port, const std::string& command, size_t replies) {
-  const int fd = ConnectLoopback(port);
-  if (fd < 0) return "";
-  timeval tv{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  std::string answer;
-  if (::send(fd, command.data(), command.size(), MSG_NOSIGNAL) ==
-      static_cast<ssize_t>(command.size())) {
-    char buf[4096];
-    size_t lines = 0;
-    while (lines < replies) {
-      const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-      if (n <= 0) break;
-      for (ssize_t i = 0; i < n; ++i) lines += buf[i] == '\n' ? 1 : 0;
-      answer.append(buf, static_cast<size_t>(n));
-    }
-    if (lines < replies) answer.clear();
-  }
-  ::close(fd);
-  return answer;
-}
 
 // The server of `key` among `servers` as --redis picks it: the first eight bytes of SHA-1(key),
 // big-endian, modulo the number of servers; computed from the hex digest here.
@@ -353,6 +363,10 @@ TEST(BenchRedisTest, SpreadsGetsOverRedisServersByTheKeysSha1) {
   char dir_template[] = "/tmp/chord-bench-redis-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
+  struct RemoveDir {  // also when an ASSERT ends the test early
+    std::string path;
+    ~RemoveDir() { std::filesystem::remove_all(path); }
+  } remove_dir{dir};
   constexpr int kServers = 3;
   constexpr int kKeys = 300;
   std::vector<std::unique_ptr<RedisServer>> servers;
@@ -414,7 +428,6 @@ TEST(BenchRedisTest, SpreadsGetsOverRedisServersByTheKeysSha1) {
               ":" + std::to_string(expected[static_cast<size_t>(s)]) + "\r\n")
         << "server " << s << " holds keys of another";
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

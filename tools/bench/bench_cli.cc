@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,10 @@ int ParseBenchCommandLine(int argc, const char* const* argv, BenchOptions* optio
     return kBenchExitUsage;
   }
 
+  if (options->redis && nodes.empty()) {
+    err << "chord-bench: --redis needs the redis-servers as --node HOST:PORT (one per server)\n";
+    return kBenchExitUsage;
+  }
   if (nodes.empty()) {
     const char* env = std::getenv("CHORD_NODE");
     nodes.push_back(env != nullptr && *env != '\0' ? env : "127.0.0.1:4000");
@@ -133,22 +138,31 @@ int ParseBenchCommandLine(int argc, const char* const* argv, BenchOptions* optio
     const char* mixed = options->direct         ? "--direct"
                         : !consistency.empty()  ? "--consistency"
                         : options->pipeline > 1 ? "--pipeline"
-                        : !tls->cert.empty() || !tls->key.empty() || !tls->ca.empty() ? "--tls-*"
-                                                                                      : nullptr;
+                        : !tls->cert.empty()    ? "--tls-cert"
+                        : !tls->key.empty()     ? "--tls-key"
+                        : !tls->ca.empty()      ? "--tls-ca"
+                                                : nullptr;
     if (mixed != nullptr) {
       err << "chord-bench: " << mixed << " does not apply to redis-servers; drop it or --redis\n";
       return kBenchExitUsage;
     }
+    std::set<std::string> seen;
     for (const std::string& node : nodes) {
       if (node.find('#') != std::string::npos) {
         err << "chord-bench: \"" << node
             << "\" names a vnode; give each redis-server as HOST:PORT with --redis\n";
         return kBenchExitUsage;
       }
+      if (!seen.insert(node).second) {
+        err << "chord-bench: --node " << node
+            << " is given twice; with --redis give each redis-server once\n";
+        return kBenchExitUsage;
+      }
     }
-    if (options->server_cost && options->server_pids.empty()) {
-      err << "chord-bench: --redis reads the servers' CPU only from --server-pid; give the "
-             "redis-servers' PIDs or --no-server-cost\n";
+    if (options->server_cost && options->server_pids.size() != nodes.size()) {
+      err << "chord-bench: --redis reads the servers' CPU only from --server-pid; give one per "
+             "redis-server ("
+          << nodes.size() << ") or --no-server-cost\n";
       return kBenchExitUsage;
     }
   }

@@ -56,7 +56,7 @@ redisContext* RedisTargets::Connection(size_t i, std::string* error) {
   return contexts_[i].get();
 }
 
-OpOutcome RedisTargets::Command(const std::string& key, std::vector<const char*> argv,
+OpOutcome RedisTargets::Command(const std::string& key, bool is_get, std::vector<const char*> argv,
                                 const std::vector<size_t>& lengths) {
   OpOutcome out;
   const size_t i = ServerOf(key);
@@ -69,33 +69,32 @@ OpOutcome RedisTargets::Command(const std::string& key, std::vector<const char*>
     return out;
   }
   const redisReply* reply = static_cast<const redisReply*>(raw);
-  switch (reply->type) {
-    case REDIS_REPLY_STRING:
-    case REDIS_REPLY_STATUS:
-      out.ok = true;
-      break;
-    case REDIS_REPLY_NIL:
-      out.not_found = true;
-      out.error = "redis-server " + servers_[i] + " holds no value for " + key;
-      break;
-    case REDIS_REPLY_ERROR:
-      out.error =
-          "redis-server " + servers_[i] + " answered " + std::string(reply->str, reply->len);
-      break;
-    default:
-      out.error = "redis-server " + servers_[i] + " answered with an unexpected reply type";
-      break;
+  const std::string answer(reply->str != nullptr ? reply->str : "",
+                           reply->str != nullptr ? reply->len : 0);
+  if (is_get && reply->type == REDIS_REPLY_STRING) {
+    out.ok = true;
+  } else if (is_get && reply->type == REDIS_REPLY_NIL) {
+    out.not_found = true;
+    out.error = "redis-server " + servers_[i] + " holds no value for " + key;
+  } else if (!is_get && reply->type == REDIS_REPLY_STATUS && answer == "OK") {
+    out.ok = true;
+  } else if (reply->type == REDIS_REPLY_ERROR) {
+    out.error = "redis-server " + servers_[i] + " answered " + answer;
+  } else {
+    out.error = "redis-server " + servers_[i] + " answered a " + (is_get ? "GET" : "SET") +
+                " with an unexpected reply (type " + std::to_string(reply->type) + ")";
   }
   freeReplyObject(raw);
   return out;
 }
 
 OpOutcome RedisTargets::Get(const std::string& key) {
-  return Command(key, {"GET", key.data()}, {3, key.size()});
+  return Command(key, /*is_get=*/true, {"GET", key.data()}, {3, key.size()});
 }
 
 OpOutcome RedisTargets::Set(const std::string& key, const std::string& value) {
-  return Command(key, {"SET", key.data(), value.data()}, {3, key.size(), value.size()});
+  return Command(key, /*is_get=*/false, {"SET", key.data(), value.data()},
+                 {3, key.size(), value.size()});
 }
 
 }  // namespace chord::bench

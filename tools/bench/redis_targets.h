@@ -2,8 +2,10 @@
 // (--redis), for a reference figure measured by the same load generator as chord's: each key
 // goes to the server its SHA-1 picks (the first eight bytes modulo the number of servers), so
 // every client thread talks to every server, as chord-bench --direct spreads its requests over
-// a ring's owners. GET and SET through hiredis, one request at a time, each bounded by the
-// timeout (connect, send and answer). Not thread-safe: one per thread.
+// a ring's owners. GET and SET through hiredis, one request at a time; the connect and every
+// socket read or write are bounded by the timeout (a request whose answer trickles in could
+// take longer; a local reference tool, not a client for untrusted servers). Not thread-safe:
+// one per thread.
 #ifndef CHORD_TOOLS_BENCH_REDIS_TARGETS_H_
 #define CHORD_TOOLS_BENCH_REDIS_TARGETS_H_
 
@@ -40,7 +42,9 @@ class RedisTargets {
 
   // Sends the command (argv form) to the key's server and reads its answer; reconnects on the
   // next request after a connection error.
-  OpOutcome Command(const std::string& key, std::vector<const char*> argv,
+  // `is_get` decides which answers are right: a bulk string or nil (no value) for GET, the
+  // status OK for SET.
+  OpOutcome Command(const std::string& key, bool is_get, std::vector<const char*> argv,
                     const std::vector<size_t>& lengths);
   // The connection to servers_[i], connected now if it is not; null (with `error`) if that
   // failed.

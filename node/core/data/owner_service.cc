@@ -249,10 +249,12 @@ void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef r
   }
   const bool conditioned =
       ConditionOf(request).any() || (request.has_put() && request.put().ttl_ms() != 0);
-  std::optional<wire::Record> local;  // this node's record of the key, read once
+  // This node's record of the key, read once; a condition reads only what the record says of
+  // itself (version, writer, tombstone, expiry), so its value is left out.
+  std::optional<wire::Record> local;
   if (conditioned) {
     wire::Record current;
-    const Status s = ctx_.store()->Get(key_id, msg::DataKey(request), &current);
+    const Status s = ctx_.store()->GetHeader(key_id, msg::DataKey(request), &current);
     if (!s.ok() && !s.IsNotFound()) {
       return Refuse(requester, wire::UNAVAILABLE,
                     "the owner " + ctx_.self().addr + " could not read the key: " + s.message());

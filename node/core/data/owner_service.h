@@ -62,8 +62,8 @@ class OwnerService {
   wire::DataResponse ReadLocal(const Id& key_id, const std::string& key, bool replica_read,
                                wire::Record* record, Status* status);
   // A conditional write or one with a TTL, at the owner: checks the condition against the
-  // current record, the newer of `local` (this node's record, read once by ServeWrite;
-  // nullopt: none) and `from_replicas` (what the replicas hold, when they were asked;
+  // current record, the newer of `local` (this node's record without its value, read once by
+  // ServeWrite; nullopt: none) and `from_replicas` (what the replicas hold, when they were asked;
   // version 0: nothing) (false, with CONFLICT in `resp`, when it does not hold), versions
   // `record` above it, and sets its expiry.
   bool Conditioned(const wire::Envelope& request, std::optional<wire::Record> local,
