@@ -193,7 +193,7 @@ done
 # The paired rounds' chord-bench --redis references need a chord-bench that has --redis (an
 # older build in CHORD_BIN_DIR has not: those two columns are then "-").
 REDIS_SPREAD_OK=0
-if "$BENCH" --help 2>/dev/null | grep -q -- '--redis'; then REDIS_SPREAD_OK=1; fi
+if [[ "$("$BENCH" --help 2>/dev/null)" == *--redis* ]]; then REDIS_SPREAD_OK=1; fi
 
 if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-benchmark >/dev/null 2>&1 ||
   ! command -v redis-cli >/dev/null 2>&1; then

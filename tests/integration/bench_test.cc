@@ -226,7 +226,7 @@ TEST_F(ClusterTest, BenchRejectsBadFlagsWithExitTwo) {
       {"--redis", "--node", "127.0.0.1:4000", "--no-server-cost", "--pipeline", "4"},
       {"--redis", "--node", "127.0.0.1:4000", "--no-server-cost", "--consistency", "all"},
       {"--redis", "--node", "127.0.0.1:4000#1", "--no-server-cost"},
-      {"--redis", "--node", "127.0.0.1:4000"},  // no --server-pid: a ring's status is asked
+      {"--redis", "--node", "127.0.0.1:4000"},  // no --server-pid for the server
       {"--redis", "--node", "127.0.0.1:4000", "--node", "127.0.0.1:4001", "--server-pid", "1"},
       {"--redis", "--node", "127.0.0.1:4000", "--node", "127.0.0.1:4000", "--no-server-cost"},
       {"--redis", "--node", "127.0.0.1:4000", "--no-server-cost", "--tls-ca", "ca.pem"},
@@ -277,9 +277,10 @@ std::string RedisServerBinary() {
 }
 
 // Sends `command` (RESP) to 127.0.0.1:port and reads until the answer holds `replies`
-// CRLF-ended lines; "" on failure. Bounded: each read waits at most 1 s, and all of them
-// together at most 5 s.
-std::string AskRedis(int port, const std::string& command, size_t replies) {
+// CRLF-ended lines (and contains `until`, when given); "" on failure. Bounded: each read waits at
+// most 1 s, and no read starts after 5 s (6 s in all at most).
+std::string AskRedis(int port, const std::string& command, size_t replies,
+                     const std::string& until = "") {
   const int fd = ConnectLoopback(port);
   if (fd < 0) return "";
   timeval tv{1, 0};
@@ -290,13 +291,16 @@ std::string AskRedis(int port, const std::string& command, size_t replies) {
       static_cast<ssize_t>(command.size())) {
     char buf[4096];
     size_t lines = 0;
-    while (lines < replies && std::chrono::steady_clock::now() < deadline) {
+    auto done = [&] {
+      return lines >= replies && (until.empty() || answer.find(until) != std::string::npos);
+    };
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
       const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
       if (n <= 0) break;
       for (ssize_t i = 0; i < n; ++i) lines += buf[i] == '\n' ? 1 : 0;
       answer.append(buf, static_cast<size_t>(n));
     }
-    if (lines < replies) answer.clear();
+    if (!done()) answer.clear();
   }
   ::close(fd);
   return answer;
@@ -329,8 +333,8 @@ class RedisServer {
 
   pid_t pid() const { return pid_; }
   int port() const { return port_; }
-  // Whether this process (not another listener on the port) still runs and answers PING with
-  // PONG within `timeout`.
+  // Whether this process still runs and answers INFO with its own process id (not another
+  // listener on the port) within `timeout`.
   bool WaitReady(milliseconds timeout) {
     return PollUntil(
                [&] {
@@ -338,7 +342,10 @@ class RedisServer {
                    pid_ = -1;  // exited (the port was taken, say): reaped
                    return true;
                  }
-                 return AskRedis(port_, "*1\r\n$4\r\nPING\r\n", 1) == "+PONG\r\n";
+                 // INFO names the answering process: this one, not another on the port.
+                 return !AskRedis(port_, "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n", 1,
+                                  "process_id:" + std::to_string(pid_) + "\r\n")
+                             .empty();
                },
                timeout) &&
            pid_ > 0;

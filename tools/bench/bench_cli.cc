@@ -63,7 +63,8 @@ int ParseBenchCommandLine(int argc, const char* const* argv, BenchOptions* optio
                "the --node addresses are redis-servers: GETs and SETs instead of gets and puts, "
                "each key to the server its SHA-1 picks (every client talks to every server, "
                "as with --direct on a ring); a reference measured by the same client; needs "
-               "--server-pid or --no-server-cost");
+               "each server once as --node and one --server-pid per server (or "
+               "--no-server-cost)");
   std::string consistency;
   app.add_option("--consistency", consistency,
                  "how many replicas each get and put needs: one, quorum or all (default: the "
