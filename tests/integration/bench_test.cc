@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -262,20 +261,6 @@ TEST_F(ClusterTest, BenchExitsThreeWhenNothingSucceeds) {
   }
 }
 
-// The path of redis-server on $PATH, or "" when there is none.
-std::string RedisServerBinary() {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    const size_t end = std::min(dirs.find(':', start), dirs.size());
-    const std::string candidate = dirs.substr(start, end - start) + "/redis-server";
-    if (end > start && ::access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return "";
-}
-
 // Sends `command` (RESP) to 127.0.0.1:port and reads until the answer holds `replies`
 // CRLF-ended lines (and contains `until`, when given); "" on failure. Bounded: each read waits at
 // most 1 s, and no read starts after 5 s (6 s in all at most).
@@ -365,7 +350,7 @@ size_t ExpectedServer(const std::string& key, size_t servers) {
 
 TEST(BenchRedisTest, SpreadsGetsOverRedisServersByTheKeysSha1) {
   SKIP_WITHOUT_BENCH();
-  const std::string redis = RedisServerBinary();
+  const std::string redis = FindInPath("redis-server");
   if (redis.empty()) GTEST_SKIP() << "redis-server is not installed (apt-get install redis-server)";
   char dir_template[] = "/tmp/chord-bench-redis-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);

@@ -224,6 +224,25 @@ int PickFreePort() {
   return port;
 }
 
+// The full path of `name` if it is an executable in $PATH, else "".
+std::string FindInPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path == nullptr ? "/usr/bin:/bin" : path;
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t colon = dirs.find(':', start);
+    const std::string dir =
+        dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (!dir.empty()) {
+      const std::string candidate = dir + "/" + name;
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return "";
+}
+
 int ConnectLoopback(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;

@@ -80,6 +80,8 @@ struct HeldPort {
   int port = 0;
 };
 HeldPort HoldFreePort();
+// The full path of `name` if it is an executable in $PATH, else "".
+std::string FindInPath(const std::string& name);
 // A blocking TCP socket connected to 127.0.0.1:port, for raw-protocol tests; -1 on failure.
 // The caller closes it.
 int ConnectLoopback(int port);

@@ -118,25 +118,6 @@ std::string Dump(const std::vector<SseEvent>& events) {
 
 std::string KeyPath(const std::string& key) { return "/v1/keys/" + PercentEncode(key); }
 
-// The full path of `name` if it is an executable in $PATH, else "".
-std::string FindInPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path == nullptr ? "/usr/bin:/bin" : path;
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    const size_t colon = dirs.find(':', start);
-    const std::string dir =
-        dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    if (!dir.empty()) {
-      const std::string candidate = dir + "/" + name;
-      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    }
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return "";
-}
-
 NodeOptions WithHttp(NodeOptions options, int http_port) {
   options.extra_args.push_back("--http-listen");
   options.extra_args.push_back(LocalAddr(http_port));
