@@ -20,9 +20,10 @@
 #   chord-node's put and get, a 3-node ring's direct put and get), one right after the other,
 #   with the GET load split over three redis-servers (one redis-benchmark each), the same GETs
 #   sent by chord-bench --redis to one redis-server and spread by key over three (every client
-#   to every server, as a ring's direct gets; not with PIPELINE above 1), and the 3-node ring's direct put and get with
-#   its nodes under --sched batch (SCHED_BATCH; every other run uses chord-node's default, the
-#   policy it is started with), as references;
+#   to every server, as a ring's direct gets; not with PIPELINE above 1) and its SETs to the
+#   one redis-server (the same client as chord's rows), and the 3-node ring's direct put and
+#   get with its nodes under --sched batch (SCHED_BATCH; every other run uses chord-node's
+#   default, the policy it is started with), as references;
 # all with the same client count (and client threads), value size and key space. Prints a table
 # of ops/s and latency percentiles with the ratio of each chord figure to Redis's (chord /
 # redis), and the cost table of issue 16: server CPU microseconds per operation (utime + stime
@@ -46,8 +47,8 @@
 #   BIG_KEYS        keys loaded in the data-growth table's large runs (default 1000000)
 #   COST_ROUNDS     paired rounds of the cost targets (default 3, at most 20; 0 skips them):
 #                   each round measures redis SET and GET, the GET load split over three
-#                   redis-servers and chord-bench --redis's GETs of one redis-server and
-#                   spread over three (references), one chord-node's put and get, a 3-node
+#                   redis-servers and chord-bench --redis's SETs and GETs of one
+#                   redis-server and its GETs spread over three (references), one chord-node's put and get, a 3-node
 #                   ring's direct put and get, and the same ring with --sched batch (a
 #                   reference; which ring goes first alternates by round) one right after the
 #                   other; a table gives each round's CPU ratios and their medians
@@ -550,7 +551,8 @@ for ((round = 1; round <= COST_ROUNDS; round++)); do
   stop_all
   run_redis_split "round $round 3 redis GET" "${REDIS_N[GET]}"
   # The same GETs by chord-bench itself (--redis), against one redis-server and spread by key
-  # over three, every client to every server as chord-bench --direct spreads a ring's gets.
+  # over three, every client to every server as chord-bench --direct spreads a ring's gets;
+  # and, on the one server, its SETs.
   if ((PIPELINE == 1 && REDIS_SPREAD_OK)); then
     for servers in 1 3; do
       redis_nodes=()
@@ -558,6 +560,9 @@ for ((round = 1; round <= COST_ROUNDS; round++)); do
         start_redis
         redis_nodes+=(--node "$HOST:$REDIS_PORT")
       done
+      if ((servers == 1)); then
+        run_chord "round $round chord-bench redis SET x1" --redis "${redis_nodes[@]}" --op put
+      fi
       run_chord "round $round chord-bench redis GET x$servers" --redis "${redis_nodes[@]}" --op get
       stop_all
     done
@@ -787,6 +792,10 @@ if ((COST_ROUNDS > 0)); then
       awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
         else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
   }
+  # round_row CELLS...: one line of the paired rounds' table.
+  round_row() {
+    printf '%-8s %13s %13s %9s %9s %15s %18s %15s %22s %20s %20s %13s %13s %17s\n' "$@"
+  }
   echo
   echo "paired rounds: the cost targets' CPU ratios, each round's rows measured one right after"
   echo "the other (redis SET and GET, 1 node put and get, 3 nodes R=3 direct put and get), and"
@@ -795,17 +804,18 @@ if ((COST_ROUNDS > 0)); then
   echo "one redis-benchmark per server, so each client talks to one server only), the same GETs"
   echo "sent by chord-bench --redis, each key to the server its SHA-1 picks, so that every client"
   echo "talks to every server as with a ring's direct gets, over chord-bench's GETs of one"
-  echo "redis-server (spread:3redis/1redis), chord's 1-node get over that one redis-server's GET"
-  echo "by the same client (get/GET:same_client; no chord-bench --redis rows with a pipeline$(
+  echo "redis-server (spread:3redis/1redis), chord's 1-node get and put over that one"
+  echo "redis-server's GET and SET by the same client (get/GET:same_client, put/SET:same_client;"
+  echo "no chord-bench --redis rows with a pipeline$(
     ((REDIS_SPREAD_OK)) || echo " or with this chord-bench, which has no --redis")),"
   echo "and the 3-node ratios with the nodes under --sched batch (SCHED_BATCH, README"
   echo "\"Scheduling\"; batch:...), and the batch ring's CPU per put over the default ring's"
   echo "(the other servers under $SCHED_NAME, the policy this script runs under; the two rings'"
   echo "order alternates by round$( ((BATCH_OK)) || echo "; no batch rings: chrt --batch failed here"))"
-  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %22s %20s %13s %13s %17s\n' round \
+  round_row round \
     redis_get_cpu redis_set_cpu get/GET put/SET 3node/1node_get replicated_put/SET \
-    3redis/1redis spread:3redis/1redis get/GET:same_client batch:3node batch:repl \
-    batch/default_put
+    3redis/1redis spread:3redis/1redis get/GET:same_client put/SET:same_client batch:3node \
+    batch:repl batch/default_put
   declare -A ROUND_RATIOS=()
   for ((round = 1; round <= COST_ROUNDS; round++)); do
     r="round $round"
@@ -816,28 +826,31 @@ if ((COST_ROUNDS > 0)); then
     x="$(ratio "${CPU[$r 3 redis GET]:-}" "${CPU[$r redis GET]:-}")"
     sx="$(ratio "${CPU[$r chord-bench redis GET x3]:-}" "${CPU[$r chord-bench redis GET x1]:-}")"
     sg="$(ratio "${CPU[$r 1 node get]:-}" "${CPU[$r chord-bench redis GET x1]:-}")"
+    sp="$(ratio "${CPU[$r 1 node put]:-}" "${CPU[$r chord-bench redis SET x1]:-}")"
     bd="$(ratio "${CPU[$r 3 nodes direct get, sched batch]:-}" "${CPU[$r 1 node get]:-}")"
     bq="$(ratio "${CPU[$r 3 nodes direct put, sched batch]:-}" "${CPU[$r redis SET]:-}")"
     bb="$(ratio "${CPU[$r 3 nodes direct put, sched batch]:-}" "${CPU[$r 3 nodes direct put]:-}")"
     ROUND_RATIOS[get]+=" $g" ROUND_RATIOS[put]+=" $p" ROUND_RATIOS[direct]+=" $d"
     ROUND_RATIOS[replicated]+=" $q" ROUND_RATIOS[split]+=" $x"
     ROUND_RATIOS[spread]+=" $sx" ROUND_RATIOS[same_client]+=" $sg"
+    ROUND_RATIOS[same_client_put]+=" $sp"
     ROUND_RATIOS[batch_direct]+=" $bd" ROUND_RATIOS[batch_replicated]+=" $bq"
     ROUND_RATIOS[batch_over_default]+=" $bb"
-    printf '%-8s %13s %13s %9s %9s %15s %18s %15s %22s %20s %13s %13s %17s\n' "$round" \
+    round_row "$round" \
       "$(fmt "${CPU[$r redis GET]:-}" 1)" "$(fmt "${CPU[$r redis SET]:-}" 1)" "$g" "$p" "$d" "$q" \
-      "$x" "$sx" "$sg" "$bd" "$bq" "$bb"
+      "$x" "$sx" "$sg" "$sp" "$bd" "$bq" "$bb"
   done
   # shellcheck disable=SC2086 # each list is split into its ratios on purpose
-  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %22s %20s %13s %13s %17s\n' median "" "" \
+  round_row median "" "" \
     "$(median ${ROUND_RATIOS[get]})" "$(median ${ROUND_RATIOS[put]})" \
     "$(median ${ROUND_RATIOS[direct]})" "$(median ${ROUND_RATIOS[replicated]})" \
     "$(median ${ROUND_RATIOS[split]})" "$(median ${ROUND_RATIOS[spread]})" \
-    "$(median ${ROUND_RATIOS[same_client]})" "$(median ${ROUND_RATIOS[batch_direct]})" \
+    "$(median ${ROUND_RATIOS[same_client]})" "$(median ${ROUND_RATIOS[same_client_put]})" \
+    "$(median ${ROUND_RATIOS[batch_direct]})" \
     "$(median ${ROUND_RATIOS[batch_replicated]})" "$(median ${ROUND_RATIOS[batch_over_default]})"
-  printf '%-8s %13s %13s %9s %9s %15s %18s %15s %22s %20s %13s %13s %17s\n' target "" "" \
+  round_row target "" "" \
     "<= 1" "<= 1" "<= 1.2" "<= 3.5" "(reference)" "(reference)" "(reference)" "(reference)" \
-    "(reference)" "(reference)"
+    "(reference)" "(reference)" "(reference)"
 fi
 
 echo
