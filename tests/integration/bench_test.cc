@@ -3,22 +3,28 @@
 // (requests succeeded, no errors, ordered percentiles, no hops for direct requests; never a
 // speed), plus its usage errors (exit 2) and an unreachable node (exit 3); and --redis
 // against three real redis-servers (skipped, with the reason, where redis-server is not
-// installed), whose keys are checked against the server each key's SHA-1 picks, computed here.
+// installed), whose keys are checked against the server each key's SHA-1 picks, computed here,
+// and whose timeout bounds a request whose answer trickles in (a stand-in server here).
 // chord-bench is looked up beside chord-node's build directory (<build>/tools/chord-bench);
 // the tests skip when it has not been built.
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/integration/cluster_fixture.h"
@@ -420,6 +426,95 @@ TEST(BenchRedisTest, SpreadsGetsOverRedisServersByTheKeysSha1) {
               ":" + std::to_string(expected[static_cast<size_t>(s)]) + "\r\n")
         << "server " << s << " holds keys of another";
   }
+}
+
+// A redis-server stand-in on 127.0.0.1 that reads a command and answers "+OK\r\n" one byte
+// every 400 ms, one connection at a time: each byte comes well within a 1000 ms timeout, the
+// whole answer (1.6 s) does not. Stopped and joined when it goes out of scope; serves for 20 s
+// at most.
+class TricklingServer {
+ public:
+  TricklingServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::listen(fd_, 8) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~TricklingServer() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    if (fd_ >= 0) ::close(fd_);
+  }
+  TricklingServer(const TricklingServer&) = delete;
+  TricklingServer& operator=(const TricklingServer&) = delete;
+
+  int port() const { return port_; }  // 0: could not listen
+
+ private:
+  void Serve() {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!stop_ && std::chrono::steady_clock::now() < end) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      const int conn = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (conn < 0) continue;
+      timeval tv{1, 0};
+      ::setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+      char buf[4096];
+      (void)::recv(conn, buf, sizeof(buf), 0);
+      const char answer[] = "+OK\r\n";
+      for (size_t i = 0; i + 1 < sizeof(answer) && !stop_; ++i) {
+        if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        if (::send(conn, answer + i, 1, MSG_NOSIGNAL) != 1) break;
+      }
+      ::close(conn);
+    }
+  }
+
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// --timeout-ms bounds a request as a whole, not each socket read: an answer whose bytes each
+// come in time but which is not whole within the timeout fails the request.
+TEST(BenchRedisTest, AnAnswerThatTricklesInPastTheTimeoutFailsTheRequest) {
+  SKIP_WITHOUT_BENCH();
+  TricklingServer server;
+  ASSERT_GT(server.port(), 0) << "could not listen on 127.0.0.1";
+  char dir_template[] = "/tmp/chord-bench-trickle-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  struct RemoveDir {
+    std::string path;
+    ~RemoveDir() { std::filesystem::remove_all(path); }
+  } remove_dir{dir};
+  const std::vector<std::string> argv = {BenchBinary(),
+                                         "--redis",
+                                         "--node",
+                                         LocalAddr(server.port()),
+                                         "--op",
+                                         "put",
+                                         "--seconds",
+                                         "0.5",
+                                         "--clients",
+                                         "1",
+                                         "--timeout-ms",
+                                         "1000",
+                                         "--no-server-cost"};
+  const CommandResult r = RunCommand(argv, dir, milliseconds(30000));
+  EXPECT_EQ(r.exit_code, 3) << "stderr: " << r.err << " stdout: " << r.out;
+  EXPECT_NE(r.err.find("timed out"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // one sentence, one line
 }
 
 }  // namespace
