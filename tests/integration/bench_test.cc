@@ -466,10 +466,17 @@ class TricklingServer {
       if (::poll(&p, 1, 100) <= 0) continue;
       const int conn = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (conn < 0) continue;
-      timeval tv{1, 0};
-      ::setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+      // The answer starts only once a command has come (waited for until `end`).
+      pollfd c{conn, POLLIN, 0};
+      int ready = 0;
+      while (!stop_ && std::chrono::steady_clock::now() < end &&
+             (ready = ::poll(&c, 1, 100)) == 0) {
+      }
       char buf[4096];
-      (void)::recv(conn, buf, sizeof(buf), 0);
+      if (ready <= 0 || ::recv(conn, buf, sizeof(buf), 0) <= 0) {
+        ::close(conn);
+        continue;
+      }
       const char answer[] = "+OK\r\n";
       for (size_t i = 0; i + 1 < sizeof(answer) && !stop_; ++i) {
         if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(400));

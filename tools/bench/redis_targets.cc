@@ -18,8 +18,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Bounds the loops of one request: writes and reads of a few hundred bytes take a handful.
+// Bounds the loops of one request: a value of --value-size's largest (1 MiB) takes some 64
+// reads of hiredis's 16 KiB.
 constexpr int kMaxSteps = 100000;
+
+// Milliseconds left until `deadline` (0 when it has passed).
+int64_t LeftMs(Clock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left > 0 ? static_cast<int64_t>(left) : 0;
+}
 
 timeval TimevalOf(uint64_t ms) {
   timeval tv{};
@@ -45,13 +53,19 @@ size_t RedisTargets::ServerOf(const std::string& key) const {
   return static_cast<size_t>(high % servers_.size());
 }
 
-redisContext* RedisTargets::Connection(size_t i, std::string* error) {
+redisContext* RedisTargets::Connection(size_t i, Clock::time_point deadline, std::string* error) {
   if (contexts_[i]) return contexts_[i].get();
   const std::string& addr = servers_[i];
   const size_t colon = addr.rfind(':');
   const std::string host = addr.substr(0, colon);
   const int port = std::stoi(addr.substr(colon + 1));
-  Context c(redisConnectWithTimeout(host.c_str(), port, TimevalOf(timeout_ms_)));
+  const int64_t left = LeftMs(deadline);
+  if (left == 0) {
+    *error = "could not connect to redis-server " + addr + " within " +
+             std::to_string(timeout_ms_) + " ms (timed out); check that it runs there";
+    return nullptr;
+  }
+  Context c(redisConnectWithTimeout(host.c_str(), port, TimevalOf(static_cast<uint64_t>(left))));
   if (!c || c->err != 0) {
     *error = "could not connect to redis-server " + addr + ": " +
              (c ? std::string(c->errstr) : std::string("out of memory")) +
@@ -70,7 +84,9 @@ OpOutcome RedisTargets::Command(const std::string& key, bool is_get, std::vector
                                 const std::vector<size_t>& lengths) {
   OpOutcome out;
   const size_t i = ServerOf(key);
-  redisContext* c = Connection(i, &out.error);
+  // One deadline for the request, a connect it needs included.
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
+  redisContext* c = Connection(i, deadline, &out.error);
   if (c == nullptr) return out;
   void* raw = nullptr;
   std::string why;
@@ -78,7 +94,7 @@ OpOutcome RedisTargets::Command(const std::string& key, bool is_get, std::vector
       REDIS_OK) {
     why = c->errstr;
   } else {
-    raw = RoundTrip(c, &why);
+    raw = RoundTrip(c, deadline, &why);
   }
   if (raw == nullptr) {
     out.error = "redis-server " + servers_[i] + " did not answer: " + why;
@@ -106,23 +122,23 @@ OpOutcome RedisTargets::Command(const std::string& key, bool is_get, std::vector
   return out;
 }
 
-void* RedisTargets::RoundTrip(redisContext* c, std::string* why) {
-  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
-  const auto left_ms = [deadline] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  };
-  // The socket is blocking, each write bounded by the connection's timeout; the command is a
-  // few hundred bytes, so one write sends it.
+void* RedisTargets::RoundTrip(redisContext* c, Clock::time_point deadline, std::string* why) {
+  // The socket is blocking, each write bounded by the connection's timeout (a send that times
+  // out with nothing sent fails as EAGAIN); one write normally sends the whole command.
   int done = 0;
   for (int step = 0; done == 0 && step < kMaxSteps; ++step) {
     if (redisBufferWrite(c, &done) != REDIS_OK) {
-      *why = c->errstr;
+      *why = c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK)
+                 ? "the request could not be sent within " + std::to_string(timeout_ms_) +
+                       " ms (timed out)"
+                 : std::string(c->errstr);
       return nullptr;
     }
-    if (done == 0 && left_ms() <= 0) break;
+    if (done == 0 && LeftMs(deadline) == 0) break;
   }
   if (done == 0) {
-    *why = "the request could not be sent within " + std::to_string(timeout_ms_) + " ms";
+    *why =
+        "the request could not be sent within " + std::to_string(timeout_ms_) + " ms (timed out)";
     return nullptr;
   }
   // Reads wait in poll for what is left of the request's time, so an answer that trickles in
@@ -134,7 +150,7 @@ void* RedisTargets::RoundTrip(redisContext* c, std::string* why) {
       return nullptr;
     }
     if (reply != nullptr) return reply;
-    const long long left = left_ms();
+    const int64_t left = LeftMs(deadline);
     pollfd pfd{c->fd, POLLIN, 0};
     const int ready = left > 0 ? ::poll(&pfd, 1, static_cast<int>(left)) : 0;
     if (ready < 0 && errno == EINTR) continue;

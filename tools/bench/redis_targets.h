@@ -3,12 +3,13 @@
 // goes to the server its SHA-1 picks (the first eight bytes modulo the number of servers), so
 // every client thread talks to every server, as chord-bench --direct spreads its requests over
 // a ring's owners. GET and SET through hiredis, one request at a time, each bounded by the
-// timeout as a whole (as is the connect): the command is written, then the answer read after a
-// poll for what is left of the request's time, the same write, poll and read per request as
-// chord-bench's own client. Not thread-safe: one per thread.
+// timeout as a whole, a connect it needs included: the command is written, then the answer
+// read after a poll for what is left of the request's time, the same write, poll and read per
+// request as chord-bench's own client. Not thread-safe: one per thread.
 #ifndef CHORD_TOOLS_BENCH_REDIS_TARGETS_H_
 #define CHORD_TOOLS_BENCH_REDIS_TARGETS_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -46,12 +47,14 @@ class RedisTargets {
   // status OK for SET.
   OpOutcome Command(const std::string& key, bool is_get, std::vector<const char*> argv,
                     const std::vector<size_t>& lengths);
-  // Sends the command appended to `c` and reads its answer within timeout_ms_ in all; null,
-  // with the reason in *why, on an error or when the time ran out.
-  void* RoundTrip(redisContext* c, std::string* why);
-  // The connection to servers_[i], connected now if it is not; null (with `error`) if that
-  // failed.
-  redisContext* Connection(size_t i, std::string* error);
+  // Sends the command appended to `c` and reads its answer by `deadline`; null, with the
+  // reason in *why, on an error or when the time ran out.
+  void* RoundTrip(redisContext* c, std::chrono::steady_clock::time_point deadline,
+                  std::string* why);
+  // The connection to servers_[i], connected now (by `deadline`) if it is not; null (with
+  // `error`) if that failed.
+  redisContext* Connection(size_t i, std::chrono::steady_clock::time_point deadline,
+                           std::string* error);
 
   std::vector<std::string> servers_;
   uint64_t timeout_ms_;
