@@ -48,10 +48,11 @@
 #   COST_ROUNDS     paired rounds of the cost targets (default 3, at most 20; 0 skips them):
 #                   each round measures redis SET and GET, the GET load split over three
 #                   redis-servers and chord-bench --redis's SETs and GETs of one
-#                   redis-server and its GETs spread over three (references),
-#                   one chord-node's put and get, a 3-node ring's direct put and get, and the same ring with --sched batch (a
-#                   reference; which ring goes first alternates by round) one right after the
-#                   other; a table gives each round's CPU ratios and their medians
+#                   redis-server and its GETs spread over three (references), one
+#                   chord-node's put and get, a 3-node ring's direct put and get, and the
+#                   same ring with --sched batch (a reference; which ring goes first
+#                   alternates by round) one right after the other; a table gives each
+#                   round's CPU ratios and their medians
 #   WAIT_S          bound of every wait for a process to be ready, in seconds (default 30)
 #   CHORD_BIN_DIR   use the binaries of this build directory and skip installing and building
 #   JOBS            parallel build jobs (default: number of CPUs)
