@@ -354,17 +354,29 @@ size_t ExpectedServer(const std::string& key, size_t servers) {
   return static_cast<size_t>(high % servers);
 }
 
+// A new directory /tmp/chord-bench-NAME-XXXXXX (path empty if it could not be made), removed
+// with what it holds when this goes out of scope, also when an ASSERT ends the test early.
+struct ScratchDir {
+  explicit ScratchDir(const std::string& name) {
+    std::string templ = "/tmp/chord-bench-" + name + "-XXXXXX";
+    if (::mkdtemp(templ.data()) != nullptr) path = templ;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string path;
+};
+
 TEST(BenchRedisTest, SpreadsGetsOverRedisServersByTheKeysSha1) {
   SKIP_WITHOUT_BENCH();
   const std::string redis = FindInPath("redis-server");
   if (redis.empty()) GTEST_SKIP() << "redis-server is not installed (apt-get install redis-server)";
-  char dir_template[] = "/tmp/chord-bench-redis-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir_template), nullptr);
-  const std::string dir = dir_template;
-  struct RemoveDir {  // also when an ASSERT ends the test early
-    std::string path;
-    ~RemoveDir() { std::filesystem::remove_all(path); }
-  } remove_dir{dir};
+  const ScratchDir scratch("redis");
+  ASSERT_FALSE(scratch.path.empty()) << "could not make a directory under /tmp";
+  const std::string& dir = scratch.path;
   constexpr int kServers = 3;
   constexpr int kKeys = 300;
   std::vector<std::unique_ptr<RedisServer>> servers;
@@ -498,13 +510,8 @@ TEST(BenchRedisTest, AnAnswerThatTricklesInPastTheTimeoutFailsTheRequest) {
   SKIP_WITHOUT_BENCH();
   TricklingServer server;
   ASSERT_GT(server.port(), 0) << "could not listen on 127.0.0.1";
-  char dir_template[] = "/tmp/chord-bench-trickle-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir_template), nullptr);
-  const std::string dir = dir_template;
-  struct RemoveDir {
-    std::string path;
-    ~RemoveDir() { std::filesystem::remove_all(path); }
-  } remove_dir{dir};
+  const ScratchDir scratch("trickle");
+  ASSERT_FALSE(scratch.path.empty()) << "could not make a directory under /tmp";
   const std::vector<std::string> argv = {BenchBinary(),
                                          "--redis",
                                          "--node",
@@ -518,7 +525,7 @@ TEST(BenchRedisTest, AnAnswerThatTricklesInPastTheTimeoutFailsTheRequest) {
                                          "--timeout-ms",
                                          "1000",
                                          "--no-server-cost"};
-  const CommandResult r = RunCommand(argv, dir, milliseconds(30000));
+  const CommandResult r = RunCommand(argv, scratch.path, milliseconds(30000));
   EXPECT_EQ(r.exit_code, 3) << "stderr: " << r.err << " stdout: " << r.out;
   EXPECT_NE(r.err.find("timed out"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;  // one sentence, one line

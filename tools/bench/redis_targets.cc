@@ -128,10 +128,8 @@ void* RedisTargets::RoundTrip(redisContext* c, Clock::time_point deadline, std::
   int done = 0;
   for (int step = 0; done == 0 && step < kMaxSteps; ++step) {
     if (redisBufferWrite(c, &done) != REDIS_OK) {
-      *why = c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK)
-                 ? "the request could not be sent within " + std::to_string(timeout_ms_) +
-                       " ms (timed out)"
-                 : std::string(c->errstr);
+      if (c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      *why = c->errstr;
       return nullptr;
     }
     if (done == 0 && LeftMs(deadline) == 0) break;
