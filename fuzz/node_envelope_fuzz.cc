@@ -109,7 +109,7 @@ class Harness {
     Trace("request " + BodyName(envelope) + " id " + std::to_string(envelope.request_id()) +
           " from sender " + std::to_string(who));
     received_[token].insert(envelope.request_id());
-    node_->OnRequest(now_, token, envelope, senders_[who]);
+    node_->OnRequest(now_, token, std::move(envelope), senders_[who]);
     Drain();
   }
 

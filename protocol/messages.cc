@@ -184,9 +184,9 @@ wire::Envelope ReplicaSet() {
   return e;
 }
 
-wire::Envelope Data(wire::DataResponse response) {
+wire::Envelope Data(wire::DataResponse&& response) {
   wire::Envelope e;
-  *e.mutable_data_resp() = std::move(response);
+  e.mutable_data_resp()->Swap(&response);  // taken over, not copied: one message, no temporary
   return e;
 }
 

@@ -57,7 +57,7 @@ wire::Envelope Purge(const std::vector<wire::Record>& tombstones);
 wire::Envelope ReplicaSet();
 
 // --- answers with simple bodies
-wire::Envelope Data(wire::DataResponse response);
+wire::Envelope Data(wire::DataResponse&& response);
 wire::Envelope Error(wire::Code code, std::string sentence);
 // The empty answer of the same type as `request` (ping, notify, leave, stabilize_now,
 // merge_hint).

@@ -74,7 +74,7 @@ void ChordNode::Leave(const Clock& now) {
   Settle();
 }
 
-void ChordNode::OnRequest(const Clock& now, ReplyToken from, wire::Envelope request,
+void ChordNode::OnRequest(const Clock& now, ReplyToken from, wire::Envelope&& request,
                           const Sender& sender) {
   Begin(now);
   const uint64_t deadline = request.deadline_unix_ms();
@@ -189,7 +189,7 @@ void ChordNode::Settle() {
   unsettled_ = true;
 }
 
-void ChordNode::Dispatch(ReplyToken from, wire::Envelope request, const Sender& sender) {
+void ChordNode::Dispatch(ReplyToken from, wire::Envelope&& request, const Sender& sender) {
   using B = wire::Envelope::BodyCase;
   switch (request.body_case()) {
     case B::kGetState:

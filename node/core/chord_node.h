@@ -66,8 +66,9 @@ class ChordNode {
   // neighbours; Ready::left says when it is done (also when the hand-off failed).
   void Leave(const Clock& now);
   // `sender` is who the driver authenticated the request as (unchecked without TLS).
-  // Takes the request by value: a driver that moves it in spares a copy of its value.
-  void OnRequest(const Clock& now, ReplyToken from, wire::Envelope request,
+  // Takes the request as an rvalue: the driver hands it over, and its value is never copied
+  // on the way to the service that keeps it (a driver that keeps its own passes a copy).
+  void OnRequest(const Clock& now, ReplyToken from, wire::Envelope&& request,
                  const Sender& sender = Sender{});
   void OnResponse(const Clock& now, const wire::Envelope& response);
   void OnSendFailed(const Clock& now, uint64_t request_id);
@@ -127,7 +128,7 @@ class ChordNode {
   // Serves what the step left behind: completions, then loopback messages, until none is
   // left (or a bound is reached; then Ready::wake_at_ms asks for a Tick right away).
   void Settle();
-  void Dispatch(ReplyToken from, wire::Envelope request, const Sender& sender);
+  void Dispatch(ReplyToken from, wire::Envelope&& request, const Sender& sender);
   void DeliverRpc(OpRef op, const wire::Envelope* response);
   void Deliver(Completion completion);
   void DeliverLookup(OpRef op, LookupOutcome outcome);

@@ -36,7 +36,10 @@ void Outbox::Reply(ReplyToken to, uint64_t request_id, wire::Envelope reply) {
     loopback_.push_back(Loopback{true, std::move(reply)});
     return;
   }
-  ready_.replies.push_back(Ready::Reply{to, std::move(reply)});
+  // Swapped into its place in the list: no temporary Reply to move and destroy.
+  Ready::Reply& queued = ready_.replies.emplace_back();
+  queued.to = to;
+  queued.envelope.Swap(&reply);
 }
 
 void Outbox::Log(LogLevel level, std::string text) {

@@ -463,7 +463,7 @@ uint64_t NodeRuntime::SubmitLocal(const wire::Envelope& request, const Sender& s
   const uint64_t token = next_local_token_++;
   local_calls_.emplace(token, std::move(on_reply));
   Step(0, [token, &request, &sender](ChordNode& n, const Clock& now) {
-    n.OnRequest(now, token, request, sender);
+    n.OnRequest(now, token, wire::Envelope(request), sender);
   });
   return token;
 }
@@ -591,7 +591,7 @@ Sender NodeRuntime::SenderOf(const TcpConnection* conn) const {
   return peer == nullptr ? Sender::Client(Sender::Role::kNobody) : peer->ToSender();
 }
 
-void NodeRuntime::OnInboundFrame(TcpConnection* conn, wire::Envelope envelope) {
+void NodeRuntime::OnInboundFrame(TcpConnection* conn, wire::Envelope&& envelope) {
   if (stopped_ || vnodes_.empty()) return;
   auto in = inbound_.find(conn->id());
   if (in == inbound_.end()) return;

@@ -190,7 +190,7 @@ class NodeRuntime final {
   void LogRefusal(const std::string& peer, const std::string& why);
   // Who the peer of `conn` is, as the core needs it.
   Sender SenderOf(const TcpConnection* conn) const;
-  void OnInboundFrame(TcpConnection* conn, wire::Envelope envelope);
+  void OnInboundFrame(TcpConnection* conn, wire::Envelope&& envelope);
   void OnInboundClosed(TcpConnection* conn, const Status& why);
   void OnOutboundFrame(const std::string& addr, wire::Envelope envelope);
   void OnOutboundClosed(const std::string& addr, TcpConnection* conn, const Status& why);

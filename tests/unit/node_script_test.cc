@@ -360,7 +360,7 @@ class ScriptRunner {
     // Every letter is one of two ring positions (#0, #1) of one process.
     const Sender who =
         member ? Sender::Member(SplitRingAddress(sender.addr)->process, 2) : Sender{};
-    node_->OnRequest(now_, TokenOf(from), e, who);
+    node_->OnRequest(now_, TokenOf(from), std::move(e), who);
     Drain();
   }
 

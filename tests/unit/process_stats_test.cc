@@ -181,7 +181,7 @@ wire::StatusResponse StatusOf(const ProcessStatsSource* source) {
   wire::Envelope request;
   request.set_request_id(42);
   request.mutable_status();
-  node.OnRequest(Clock{1001, 1700000000001}, /*from=*/9, request);
+  node.OnRequest(Clock{1001, 1700000000001}, /*from=*/9, std::move(request));
   const Ready ready = node.TakeReady();
   for (const Ready::Reply& r : ready.replies) {
     if (r.to == 9 && r.envelope.has_status_resp()) return r.envelope.status_resp();

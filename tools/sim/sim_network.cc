@@ -127,8 +127,9 @@ void SimNetwork::DeliverRequest(Host* host, ReplyToken from, const wire::Envelop
     host->held.push_back(Held{true, from, request});
     return;
   }
-  Input(host,
-        [from, &request](ChordNode& n, const Clock& now) { n.OnRequest(now, from, request); });
+  Input(host, [from, &request](ChordNode& n, const Clock& now) {
+    n.OnRequest(now, from, wire::Envelope(request));
+  });
 }
 
 void SimNetwork::DeliverResponse(Host* host, const wire::Envelope& response) {

@@ -22,7 +22,7 @@ using msg::ReadsSeveral;
 
 }  // namespace
 
-void DataService::HandleRequest(ReplyToken from, wire::Envelope request) {
+void DataService::HandleRequest(ReplyToken from, wire::Envelope&& request) {
   const std::string& key = msg::DataKey(request);
   std::string problem = KeyProblem(key);
   if (problem.empty() && request.has_put()) {

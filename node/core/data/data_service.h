@@ -46,7 +46,7 @@ class DataService {
   DataService& operator=(const DataService&) = delete;
 
   // A client's get/put/del (not `direct`): routed to the owner, answered to `from`.
-  void HandleRequest(ReplyToken from, wire::Envelope request);
+  void HandleRequest(ReplyToken from, wire::Envelope&& request);
   void OnLookupDone(OpRef op, const LookupOutcome& outcome);
   void OnRpc(OpRef op, const wire::Envelope* response);
   void OnDataDone(OpRef op, wire::DataResponse&& response);

@@ -14,7 +14,7 @@ enum Step : uint8_t { kReplicate = 1 };
 
 }  // namespace
 
-std::optional<wire::DataResponse> WriteCoordinator::Start(const Id& key_id, wire::Record record,
+std::optional<wire::DataResponse> WriteCoordinator::Start(const Id& key_id, wire::Record&& record,
                                                           OpRef requester, wire::Consistency level,
                                                           uint32_t required) {
   // Kept here until it has to wait for a member: a write settled within this call (a ring
@@ -171,6 +171,7 @@ void WriteCoordinator::TakeNewer(uint64_t id, const wire::ReplicateResponse& ans
 }
 
 wire::DataResponse WriteCoordinator::Settled(const WriteOp& w) {
+  wire::DataResponse resp;  // one object on every path, so that it is returned in place
   const uint32_t counted = w.acks + (w.hints_count ? w.hinted : 0);
   if (counted < w.needed && w.superseded_by == 0) {
     ++ctx_.counters.writes_failed;
@@ -184,14 +185,12 @@ wire::DataResponse WriteCoordinator::Settled(const WriteOp& w) {
     if (!w.failed.empty()) why += "; " + w.failed;
     why += "; it stays on those " + std::to_string(counted) +
            " and reaches the others by anti-entropy; retry when the ring is whole";
-    wire::DataResponse resp;
     resp.set_code(wire::UNAVAILABLE);
     resp.set_error(std::move(why));
     resp.set_acks(counted);
     resp.set_required(w.needed);
     return resp;
   }
-  wire::DataResponse resp;
   resp.set_code(wire::OK);
   resp.set_acks(counted);
   resp.set_required(w.needed);

@@ -48,7 +48,7 @@ class WriteCoordinator {
   // or outranked here): the caller delivers it to `requester`, and no WriteOp was kept.
   // Otherwise returns nothing, and the answer reaches `requester` as a completion.
   [[nodiscard]] std::optional<wire::DataResponse> Start(
-      const Id& key_id, wire::Record record, OpRef requester,
+      const Id& key_id, wire::Record&& record, OpRef requester,
       wire::Consistency level = wire::CONSISTENCY_DEFAULT, uint32_t required = 0);
   void OnRpc(OpRef op, const wire::Envelope* response);
   size_t in_flight() const { return ops_.size(); }
