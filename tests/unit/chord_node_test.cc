@@ -495,6 +495,70 @@ TEST(ChordNodeTest, AWriteAtItsOwnerIsVersionedThereAboveTheStoredRecord) {
   EXPECT_EQ(after.expires_unix_ms(), (after.version() >> 16) + 60000);
 }
 
+// The owner reads and replaces records through buffers it keeps from one request to the next:
+// no answer and no stored record may carry anything of the record handled before it. Reads
+// and writes of records with and without a value, an expiry, a tombstone alternate; every
+// answer is checked against what was written.
+TEST(ChordNodeTest, EachReadAndWriteAtTheOwnerCarriesNothingOfTheOneBefore) {
+  SimNetwork net(Net(13));
+  net.AddNode(Addr(1), FastConfig());
+  net.RunFor(100);
+  const std::string self = Id::Sha1(Addr(1)).ToBytes();
+  const std::string long_value(300, 'L');
+  wire::Envelope with_ttl = PutReq("ttl", long_value);
+  with_ttl.mutable_put()->set_ttl_ms(60000);
+  auto t = Call(net, Addr(1), std::move(with_ttl));
+  ASSERT_TRUE(t && t->data_resp().code() == wire::OK) << (t ? t->data_resp().error() : "");
+  auto p = Call(net, Addr(1), PutReq("plain", "short"));
+  ASSERT_TRUE(p && p->data_resp().code() == wire::OK);
+  wire::Envelope del;
+  del.mutable_del()->set_key("gone");
+  auto d = Call(net, Addr(1), std::move(del));
+  ASSERT_TRUE(d && d->data_resp().code() == wire::OK);
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    for (const std::string key : {"ttl", "plain", "gone", "never-written", "plain", "ttl"}) {
+      SCOPED_TRACE(key);
+      auto got = Call(net, Addr(1), GetReq(key));
+      ASSERT_TRUE(got && got->has_data_resp());
+      const wire::DataResponse& r = got->data_resp();
+      if (key == "ttl") {
+        EXPECT_EQ(r.code(), wire::OK);
+        EXPECT_EQ(r.value(), long_value);
+        EXPECT_EQ(r.expires_unix_ms(), (r.version() >> 16) + 60000);
+      } else if (key == "plain") {
+        EXPECT_EQ(r.code(), wire::OK);
+        EXPECT_EQ(r.value(), "short");
+        EXPECT_EQ(r.expires_unix_ms(), 0u);
+        EXPECT_EQ(r.version(), p->data_resp().version());
+      } else {
+        EXPECT_EQ(r.code(), wire::NOT_FOUND);
+        EXPECT_TRUE(r.value().empty());
+        EXPECT_EQ(r.expires_unix_ms(), 0u);
+      }
+    }
+    // A write replacing a record with an expiry by one without, and back: the record stored
+    // is the write's own, whatever the one it replaced said.
+    const bool to_plain = round % 2 == 0;
+    wire::Envelope swap = PutReq("ttl", to_plain ? "now-plain" : long_value);
+    if (!to_plain) swap.mutable_put()->set_ttl_ms(60000);
+    auto w = Call(net, Addr(1), std::move(swap));
+    ASSERT_TRUE(w && w->data_resp().code() == wire::OK);
+    wire::Record stored;
+    ASSERT_TRUE(net.store(Addr(1))->Get(Id::Sha1("ttl"), "ttl", &stored).ok());
+    EXPECT_EQ(stored.version(), w->data_resp().version());
+    EXPECT_EQ(stored.writer(), self);
+    EXPECT_FALSE(stored.deleted());
+    EXPECT_EQ(stored.value(), to_plain ? "now-plain" : long_value);
+    EXPECT_EQ(stored.expires_unix_ms(), to_plain ? 0u : (stored.version() >> 16) + 60000);
+    // Put the record back as the reads above expect it.
+    wire::Envelope back = PutReq("ttl", long_value);
+    back.mutable_put()->set_ttl_ms(60000);
+    auto b = Call(net, Addr(1), std::move(back));
+    ASSERT_TRUE(b && b->data_resp().code() == wire::OK);
+  }
+}
+
 // A node that has joined but not yet received its keys does not serve a get of its new range
 // from its empty store, nor answer NOT_OWNER: the get waits (lookups with back-off) until the
 // hand-over is in, then reads the value written before the join.

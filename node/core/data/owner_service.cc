@@ -175,9 +175,8 @@ void OwnerService::Serve(wire::Envelope& request, OpRef requester, std::optional
     if ((!ring.joined() && ring.state != NodeState::kLeaving) || ring.awaiting_transfer) {
       return Refuse(requester, wire::UNAVAILABLE, ring.self.addr + " has not joined the ring yet");
     }
-    wire::Record rec;
     Status s;
-    return Answer(requester, ReadLocal(key_id, key, /*replica_read=*/true, &rec, &s));
+    return Answer(requester, ReadLocal(key_id, key, /*replica_read=*/true, &read_scratch_, &s));
   }
   // The DataService hands a client's get (and, without copies, a write) here without a DataOp
   // (no retry) only when these checks pass (DataService::OwnedHere): keep the two in step. It takes
@@ -206,11 +205,11 @@ void OwnerService::ServeGet(const wire::GetRequest& get, const Id& key_id, OpRef
   const Needed needed =
       ReadsNeeded(get.consistency(), get.required(), replication_.policy().replicas());
   if (!needed.problem.empty()) return Refuse(requester, wire::INVALID, needed.problem);
-  wire::Record rec;
   Status s;
   if (needed.count > 1) {
     // Several members must answer: the newest version among them wins, the others are
     // repaired (QuorumRead).
+    wire::Record rec;
     s = ctx_.store()->Get(key_id, key, &rec);
     if (!s.ok() && !s.IsNotFound()) {
       return Refuse(requester, wire::UNAVAILABLE,
@@ -222,7 +221,7 @@ void OwnerService::ServeGet(const wire::GetRequest& get, const Id& key_id, OpRef
         key, std::move(own), needed.count,
         LevelName(get.consistency(), get.required(), /*write=*/false), requester);
   }
-  wire::DataResponse resp = ReadLocal(key_id, key, /*replica_read=*/false, &rec, &s);
+  wire::DataResponse resp = ReadLocal(key_id, key, /*replica_read=*/false, &read_scratch_, &s);
   resp.set_acks(s.ok() || s.IsNotFound() ? 1 : 0);
   resp.set_required(1);
   // No copy here at all: a new owner may not have received every key yet (with vnodes a
