@@ -57,6 +57,7 @@ wire::Envelope Purge(const std::vector<wire::Record>& tombstones);
 wire::Envelope ReplicaSet();
 
 // --- answers with simple bodies
+// Takes `response` over (swapped in: it is left empty).
 wire::Envelope Data(wire::DataResponse&& response);
 wire::Envelope Error(wire::Code code, std::string sentence);
 // The empty answer of the same type as `request` (ping, notify, leave, stabilize_now,

@@ -128,6 +128,7 @@ class ChordNode {
   // Serves what the step left behind: completions, then loopback messages, until none is
   // left (or a bound is reached; then Ready::wake_at_ms asks for a Tick right away).
   void Settle();
+  // Hands `request` to the service of its type, which may move from it.
   void Dispatch(ReplyToken from, wire::Envelope&& request, const Sender& sender);
   void DeliverRpc(OpRef op, const wire::Envelope* response);
   void Deliver(Completion completion);

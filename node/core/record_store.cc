@@ -45,7 +45,8 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
   // The record replaced is read without its value: its version, writer and tombstone flag
   // decide, unless all three are the incoming record's (the same write again, as anti-entropy
   // and hand-overs bring), where the value does (RecordNewer).
-  wire::Record& old = header_scratch_;
+  const KeptRecord::Use replaced(&replaced_);
+  wire::Record& old = *replaced;
   bool whole = false;
   Status s = store_->GetHeader(key_id, rec.key(), &old);
   if (s.ok() && old.version() == rec.version() && old.writer() == rec.writer() &&
@@ -74,7 +75,8 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
 
 Status RecordStore::StoreStamped(const Id& key_id, wire::Record* rec, const Id& writer,
                                  const ChangeLink& link) {
-  wire::Record& old = header_scratch_;
+  const KeptRecord::Use replaced(&replaced_);
+  wire::Record& old = *replaced;
   Status s = store_->GetHeader(key_id, rec->key(), &old);  // as in StoreIfNewer
   if (!s.ok() && !s.IsNotFound()) return s;
   const bool found = s.ok();

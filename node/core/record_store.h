@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "node/core/expiry_index.h"
+#include "node/core/kept_record.h"
 #include "node/core/node_config.h"
 #include "node/core/ready.h"
 #include "node/core/ring_state.h"
@@ -99,11 +100,8 @@ class RecordStore {
   const Clock* now_;
   WatchLog* watches_;
   ExpiryIndex expiry_;
-  // The record a write replaces, as StoreIfNewer and StoreStamped read it. Kept from one write
-  // to the next so that its strings' buffers are reused rather than allocated and freed per
-  // write (it keeps at most one value's buffer, within max_value_bytes); a store's Get
-  // overwrites it whole, and nothing holds on to it past the call.
-  wire::Record header_scratch_;
+  // The record a write replaces, as StoreIfNewer and StoreStamped read it (one Use per call).
+  KeptRecord replaced_;
 };
 
 // The stamps of the records of a page.

@@ -71,7 +71,8 @@ class Store {
 
   // Inserts or replaces the record for record.key() (whose ring id is key_id).
   [[nodiscard]] virtual Status Put(const Id& key_id, const wire::Record& record) = 0;
-  // NotFound when there is no record for the key.
+  // NotFound when there is no record for the key. On OK every field of `*out` is the stored
+  // record's (none is left as it was); on any other status `*out` is unspecified.
   [[nodiscard]] virtual Status Get(const Id& key_id, std::string_view key, wire::Record* out) = 0;
   // As Get, but the value may be left out (empty): for a caller that needs only what the record
   // says of itself (version, writer, flags, expiry), such as a write reading the record it

@@ -540,10 +540,14 @@ TEST(ChordNodeTest, EachReadAndWriteAtTheOwnerCarriesNothingOfTheOneBefore) {
     // A write replacing a record with an expiry by one without, and back: the record stored
     // is the write's own, whatever the one it replaced said.
     const bool to_plain = round % 2 == 0;
-    wire::Envelope swap = PutReq("ttl", to_plain ? "now-plain" : long_value);
-    if (!to_plain) swap.mutable_put()->set_ttl_ms(60000);
-    auto w = Call(net, Addr(1), std::move(swap));
+    wire::Record before;
+    ASSERT_TRUE(net.store(Addr(1))->Get(Id::Sha1("ttl"), "ttl", &before).ok());
+    wire::Envelope rewrite = PutReq("ttl", to_plain ? "now-plain" : long_value);
+    if (!to_plain) rewrite.mutable_put()->set_ttl_ms(60000);
+    auto w = Call(net, Addr(1), std::move(rewrite));
     ASSERT_TRUE(w && w->data_resp().code() == wire::OK);
+    // Versioned above the record it replaced, as read through the kept record.
+    EXPECT_GT(w->data_resp().version(), before.version());
     wire::Record stored;
     ASSERT_TRUE(net.store(Addr(1))->Get(Id::Sha1("ttl"), "ttl", &stored).ok());
     EXPECT_EQ(stored.version(), w->data_resp().version());

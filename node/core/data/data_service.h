@@ -45,7 +45,8 @@ class DataService {
   DataService(const DataService&) = delete;
   DataService& operator=(const DataService&) = delete;
 
-  // A client's get/put/del (not `direct`): routed to the owner, answered to `from`.
+  // A client's get/put/del (not `direct`): routed to the owner, answered to `from`. May move
+  // from `request` (a DataOp keeps it) or leave it as it was.
   void HandleRequest(ReplyToken from, wire::Envelope&& request);
   void OnLookupDone(OpRef op, const LookupOutcome& outcome);
   void OnRpc(OpRef op, const wire::Envelope* response);

@@ -176,7 +176,8 @@ void OwnerService::Serve(wire::Envelope& request, OpRef requester, std::optional
       return Refuse(requester, wire::UNAVAILABLE, ring.self.addr + " has not joined the ring yet");
     }
     Status s;
-    return Answer(requester, ReadLocal(key_id, key, /*replica_read=*/true, &read_scratch_, &s));
+    const KeptRecord::Use rec(&read_);
+    return Answer(requester, ReadLocal(key_id, key, /*replica_read=*/true, rec.get(), &s));
   }
   // The DataService hands a client's get (and, without copies, a write) here without a DataOp
   // (no retry) only when these checks pass (DataService::OwnedHere): keep the two in step. It takes
@@ -221,7 +222,9 @@ void OwnerService::ServeGet(const wire::GetRequest& get, const Id& key_id, OpRef
         key, std::move(own), needed.count,
         LevelName(get.consistency(), get.required(), /*write=*/false), requester);
   }
-  wire::DataResponse resp = ReadLocal(key_id, key, /*replica_read=*/false, &read_scratch_, &s);
+  // Held to the end of this get, which reads nothing else locally; the answer is built in place.
+  const KeptRecord::Use rec(&read_);
+  wire::DataResponse resp = ReadLocal(key_id, key, /*replica_read=*/false, rec.get(), &s);
   resp.set_acks(s.ok() || s.IsNotFound() ? 1 : 0);
   resp.set_required(1);
   // No copy here at all: a new owner may not have received every key yet (with vnodes a

@@ -15,6 +15,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "node/core/kept_record.h"
 #include "node/core/node_context.h"
 #include "node/core/op_ref.h"
 #include "node/core/replication/replication.h"
@@ -117,11 +118,9 @@ class OwnerService {
   uint64_t next_id_ = 1;
   std::unordered_map<uint64_t, ConditionRead> condition_reads_;
   uint64_t next_condition_read_ = 1;
-  // The record a single local read (ReadLocal) fills. Kept from one read to the next so that
-  // its strings' buffers are reused rather than allocated and freed per get (it keeps at most
-  // one value's buffer, within max_value_bytes); nothing holds on to it past the read (an
-  // answer takes its value).
-  wire::Record read_scratch_;
+  // The record a get's local read (ReadLocal) fills (one Use per read; the answer takes its
+  // value).
+  KeptRecord read_;
 };
 
 }  // namespace chord
