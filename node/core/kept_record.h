@@ -34,7 +34,6 @@ class KeptRecord {
     Use& operator=(const Use&) = delete;
 
     wire::Record& operator*() const { return *record_; }
-    wire::Record* operator->() const { return record_; }
     wire::Record* get() const { return record_; }
 
    private:
