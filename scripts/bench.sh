@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side figures for chord and Redis on this machine: builds chord-node, chordctl and
-# chord-bench in Release into build-release/ (installing missing packages, and redis-server and
-# redis-tools, with apt-get), then measures, one after the other on 127.0.0.1:
+# chord-bench in Release with profile-guided optimization into build-release/ (scripts/
+# build_release.sh; installing missing packages, and redis-server and redis-tools, with
+# apt-get), then measures, one after the other on 127.0.0.1:
 #   redis-server (one process, no persistence) with redis-benchmark: SET and GET;
 #   one chord-node (--memory, --replicas 1) with chord-bench: put and get, routed and --direct;
 #   a 3-node chord ring (--memory, --replicas 3) with chord-bench: put and get, routed
@@ -55,6 +56,7 @@
 #                   round's CPU ratios and their medians
 #   WAIT_S          bound of every wait for a process to be ready, in seconds (default 30)
 #   CHORD_BIN_DIR   use the binaries of this build directory and skip installing and building
+#   CHORD_PGO       0: build plain Release, without the profile (scripts/build_release.sh)
 #   JOBS            parallel build jobs (default: number of CPUs)
 set -euo pipefail
 
@@ -179,11 +181,9 @@ if [[ -n "${CHORD_BIN_DIR:-}" ]]; then
   BIN_DIR="$(cd "$CHORD_BIN_DIR" && pwd)"
   chord_section "Using the binaries in $BIN_DIR"
 else
-  chord_section "Dependencies"
-  chord_install_deps
-  chord_section "Build chord-node, chordctl and chord-bench (Release) in build-release/"
-  chord_build build-release -DCMAKE_BUILD_TYPE=Release -DCHORD_INTEGRATION_TESTS=OFF \
-    -- chord-node chordctl chord-bench
+  # Installs what is missing; Release, compiled a second time with the profile of a short
+  # training load (README "Where the costs stand"); CHORD_PGO=0 builds it without.
+  "$CHORD_ROOT/scripts/build_release.sh" build-release
   BIN_DIR="$CHORD_ROOT/build-release"
 fi
 NODE_BIN="$BIN_DIR/node/chord-node"

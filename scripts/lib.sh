@@ -89,7 +89,9 @@ chord_json_field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^,}\"]*\).*/\1/p" <<<"$2" | 
 
 # chord_build BUILD_DIR [CMAKE_ARG...] [-- TARGET...]
 # Configures BUILD_DIR (relative to the repository root) with the given CMake arguments and
-# builds the given targets (all when none are given) with CHORD_JOBS jobs.
+# builds the given targets (all when none are given) with CHORD_JOBS jobs. Profile-guided
+# optimization is off unless the arguments turn it on (-DCHORD_PGO=..., scripts/
+# build_release.sh): a directory that build_release.sh used keeps it in its CMake cache.
 chord_build() {
   local build_dir="$1"
   shift
@@ -103,7 +105,7 @@ chord_build() {
     cmake_args+=("$1")
     shift
   done
-  cmake -S "$CHORD_ROOT" -B "$CHORD_ROOT/$build_dir" "${cmake_args[@]}"
+  cmake -S "$CHORD_ROOT" -B "$CHORD_ROOT/$build_dir" -DCHORD_PGO= "${cmake_args[@]}"
   local target_args=()
   if [[ ${#targets[@]} -gt 0 ]]; then
     target_args=(--target "${targets[@]}")

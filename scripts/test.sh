@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds chord, and runs every test: the unit and integration tests
-# of a RelWithDebInfo build in build/, then the unit tests again under AddressSanitizer and
+# of a RelWithDebInfo build in build/, then a profile-guided Release build (scripts/
+# build_release.sh, build-pgo/), then the unit tests again under AddressSanitizer and
 # UndefinedBehaviorSanitizer in build-asan/ (with the simulation tests), then each libFuzzer
 # target for a bounded time (scripts/fuzz.sh, clang, build-fuzz/). Exits non-zero on the
 # first failure.
@@ -30,6 +31,12 @@ chord_section "LAN tests: network namespaces (build/)"
 # Partitions, pauses and crashes of real nodes on a bridge of namespaces (needs root: skipped,
 # with the reason, elsewhere).
 ctest --test-dir build --output-on-failure -L lan --no-tests=ignore
+
+chord_section "Release build with a profile (scripts/build_release.sh) in build-pgo/"
+# Made as scripts/bench.sh makes the build it measures (shorter training runs, warnings as
+# errors): instrumented, trained on a short load (which must run without errors), built again
+# with the profile, and checked with puts and gets.
+TRAIN_SECONDS=1 scripts/build_release.sh build-pgo -DCHORD_WERROR=ON
 
 chord_section "Build with AddressSanitizer + UBSan in build-asan/"
 chord_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHORD_WERROR=ON -DCHORD_SANITIZE=ON \
