@@ -4,7 +4,7 @@
 # run a short training load on 127.0.0.1 (one node, then a 3-node ring; puts, gets and a mix of
 # both, routed and direct, by chord-bench) and record on exit how often each branch and call
 # ran; then the same sources are compiled again with that profile (CMake option CHORD_PGO).
-# scripts/bench.sh measures this build; README "Where the costs stand" has what the profile
+# scripts/bench.sh measures this build; README "Built with a profile" has what the profile
 # saves.
 #
 #   scripts/build_release.sh [BUILD_DIR] [CMAKE_ARG...]
