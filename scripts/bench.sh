@@ -182,7 +182,7 @@ if [[ -n "${CHORD_BIN_DIR:-}" ]]; then
   chord_section "Using the binaries in $BIN_DIR"
 else
   # Installs what is missing; Release, compiled a second time with the profile of a short
-  # training load (README "Where the costs stand"); CHORD_PGO=0 builds it without.
+  # training load (README "Built with a profile"); CHORD_PGO=0 builds it without.
   "$CHORD_ROOT/scripts/build_release.sh" build-release
   BIN_DIR="$CHORD_ROOT/build-release"
 fi
