@@ -12,8 +12,8 @@
 #   BUILD_DIR   relative to the repository root (default build-release); extra arguments go
 #               to CMake
 # Environment:
-#   CHORD_PGO=0     plain Release, no profile (also the way to build with a compiler other
-#                   than GCC, which CHORD_PGO refuses)
+#   CHORD_PGO       1 (default): with the profile; 0: plain Release, no profile (the way to
+#                   build with a compiler other than GCC, which the profile needs)
 #   TRAIN_SECONDS   length of each training run (default 2; 1-30)
 #   JOBS            parallel build jobs (default: the number of CPUs)
 # The training's nodes run from scripts/cluster.sh in a temporary directory on free ports and
@@ -32,10 +32,22 @@ TRAIN_SECONDS="${TRAIN_SECONDS:-2}"
 [[ "$TRAIN_SECONDS" =~ ^[0-9]+$ && "$TRAIN_SECONDS" -ge 1 && "$TRAIN_SECONDS" -le 30 ]] ||
   chord_die "TRAIN_SECONDS must be a number of seconds from 1 to 30"
 
+case "${CHORD_PGO:-1}" in
+  1 | on | yes) PGO=1 ;;
+  0 | off | no) PGO=0 ;;
+  *)
+    chord_die "CHORD_PGO must be 1 (build with a profile, the default) or 0 (plain" \
+      "Release), not \"$CHORD_PGO\""
+    ;;
+esac
+# The training talks plain TCP to its own nodes: a shell's client certificates or HTTP offset
+# for scripts/cluster.sh (eval "$(scripts/cluster.sh env)") are not for it.
+unset CHORD_TLS_CERT CHORD_TLS_KEY CHORD_TLS_CA CHORD_HTTP_PORT_OFFSET
+
 chord_section "Dependencies"
 chord_install_deps
 
-if [[ "${CHORD_PGO:-1}" == 0 ]]; then
+if ((PGO == 0)); then
   chord_section "Build (Release, no profile) in $BUILD_DIR/"
   chord_build "$BUILD_DIR" "${CONFIG[@]}" -- "${TARGETS[@]}"
   exit 0
@@ -80,6 +92,7 @@ EPHEMERAL_LOW="$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || e
 ((EPHEMERAL_LOW > 12000)) || EPHEMERAL_LOW=32768
 start_ring() {
   local n="$1" try base deadline out
+  RING_SIZE="$n"
   NODE_ARGS="--memory --replicas $2 --log-level warn"
   for ((try = 0; try < 5; try++)); do
     base=$((10000 + RANDOM % (EPHEMERAL_LOW - 10000 - n)))
@@ -98,16 +111,21 @@ start_ring() {
     fi
     cluster stop >>"$RUN_DIR/cluster.log" 2>&1 || true
   done
-  chord_die "could not start the training ring in 5 tries (see cluster.log)"
+  chord_die "could not start the training ring in 5 tries; see $RUN_DIR/cluster.log"
 }
 
-# stop_ring: SIGTERM to every node, which writes its profile as it exits; a node that has to be
-# killed (cluster.sh does after 10 s) writes none, which stops the build.
+# stop_ring: SIGTERM to every node of the ring, which writes its profile as it exits; a node
+# that had died before or has to be killed (cluster.sh does after 10 s) writes none, which
+# stops the build.
 stop_ring() {
   local out
   out="$(cluster stop 2>&1)" || chord_die "cluster.sh stop failed: $out"
   echo "$out" >>"$RUN_DIR/cluster.log"
-  [[ "$out" != *SIGKILL* ]] || chord_die "a training node had to be killed: $out"
+  [[ "$out" != *SIGKILL* ]] ||
+    chord_die "a training node did not exit within 10 s of SIGTERM and was killed, so it" \
+      "wrote no profile: $out"
+  [[ "$out" == *"stopped $RING_SIZE node(s)"* ]] ||
+    chord_die "not all $RING_SIZE training nodes were still running to write their profile: $out"
 }
 
 # load ARG...: one chord-bench run against ADDR; it must complete requests without errors.
