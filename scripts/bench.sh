@@ -145,8 +145,7 @@ USED_PORTS=" "
 # before by this script, below the kernel's ephemeral range (so that no client connection holds
 # it by the time the server binds it). Called in this shell, not in $(...), so that USED_PORTS
 # keeps what it handed out.
-EPHEMERAL_LOW="$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
-((EPHEMERAL_LOW > 12000)) || EPHEMERAL_LOW=32768
+EPHEMERAL_LOW="$(chord_ephemeral_low)"
 free_port() {
   local port try
   for ((try = 0; try < 200; try++)); do
@@ -464,14 +463,6 @@ start_node() {
   PIDS+=("$!")
 }
 node_joined() { "$CTL" --node "$1" --timeout-ms 1000 status --json | grep -q '"joined": true'; }
-# ring_ready ADDR...: a consistent ring of exactly these members.
-ring_ready() {
-  local out addr
-  out="$("$CTL" --node "$1" --timeout-ms 1000 ring --json)" || return 1
-  grep -q '"consistent": true' <<<"$out" || return 1
-  [[ "$(grep -c '"addr":' <<<"$out")" -ge $# ]] || return 1
-  for addr in "$@"; do grep -q "\"$addr\"" <<<"$out" || return 1; done
-}
 
 # start_joined_node REPLICAS [JOIN]: one chord-node (start_node) on a free port, waited for
 # until it has joined; its address in NODE_ADDR.
@@ -492,7 +483,8 @@ start_ring() {
     start_joined_node "$replicas" "${RING[0]:-}"
     RING+=("$NODE_ADDR")
   done
-  wait_for "the $n-node ring" "${PIDS[0]}" ring_ready "${RING[@]}"
+  wait_for "the $n-node ring" "${PIDS[0]}" \
+    chord_ring_settled "$n" "$CTL" --node "${RING[0]}" --timeout-ms 1000
   for addr in "${RING[@]}"; do RING_ARGS+=(--node "$addr"); done
 }
 

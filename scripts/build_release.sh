@@ -88,10 +88,9 @@ cluster() {
 # start_ring N REPLICAS: N --memory nodes on free ports (a random base below the kernel's
 # ephemeral range, tried again elsewhere if a port is taken), waited for until their ring is
 # consistent; the first one's address in ADDR.
-EPHEMERAL_LOW="$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
-((EPHEMERAL_LOW > 12000)) || EPHEMERAL_LOW=32768
+EPHEMERAL_LOW="$(chord_ephemeral_low)"
 start_ring() {
-  local n="$1" try base deadline out
+  local n="$1" try base deadline
   RING_SIZE="$n"
   NODE_ARGS="--memory --replicas $2 --log-level warn"
   for ((try = 0; try < 5; try++)); do
@@ -100,9 +99,7 @@ start_ring() {
       ADDR="$HOST:$base"
       deadline=$((SECONDS + 30))
       while ((SECONDS < deadline)); do
-        out="$("$BIN/tools/chordctl" --node "$ADDR" --timeout-ms 1000 ring --json 2>/dev/null)" ||
-          true
-        if [[ "$(grep -c '"keys":' <<<"$out")" -eq "$n" && "$out" == *'"consistent": true'* ]]; then
+        if chord_ring_settled "$n" "$BIN/tools/chordctl" --node "$ADDR" --timeout-ms 1000; then
           return 0
         fi
         sleep 0.1

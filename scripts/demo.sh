@@ -121,18 +121,16 @@ find_base_port() {
 
 # wait_ring N: waits until `chordctl ring` meets N nodes and all their pointers agree.
 wait_ring() {
-  local want="$1" deadline=$((SECONDS + WAIT_S)) out="" count=0
+  local want="$1" deadline=$((SECONDS + WAIT_S))
   while ((SECONDS < deadline)); do
-    out="$(ctl ring --json 2>/dev/null || true)"
-    count="$(grep -c '"keys":' <<<"$out" || true)"
-    if [[ "$count" -eq "$want" && "$out" == *'"consistent": true'* ]]; then
+    if chord_ring_settled "$want" ctl; then
       echo "ring of $want nodes is consistent after $((SECONDS - deadline + WAIT_S)) s"
       return 0
     fi
     sleep 0.5
   done
   ctl ring >&2 || true
-  chord_die "the ring did not settle to $want consistent nodes within ${WAIT_S} s (last walk met $count); see the table above and the logs in $RUN_DIR"
+  chord_die "the ring did not settle to $want consistent nodes within ${WAIT_S} s (last walk met $CHORD_RING_MET); see the table above and the logs in $RUN_DIR"
 }
 
 # wait_keys: waits (bounded) until the owners' primary key counts add up to NUM_KEYS, i.e.

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
-# Shared helpers for scripts/test.sh and scripts/demo.sh: section headers, installing the
-# Debian packages the build needs, and configuring + building one build directory.
-# Source it (do not run it); it expects `set -euo pipefail` in the caller.
+# Shared helpers of the scripts in scripts/: section headers, installing the Debian packages
+# the build needs, configuring + building one build directory, waiting for a ring to settle and
+# the kernel's ephemeral ports. Source it (do not run it); it expects `set -euo pipefail` in
+# the caller.
 
 # The Debian packages chord builds and tests with (openssl: the CLI scripts/certs.sh runs;
 # clang and libclang-rt-14-dev: the libFuzzer targets of scripts/fuzz.sh; libh2o-dev: the HTTP
@@ -86,6 +87,27 @@ chord_apt_install() {
 # chord_json_field FIELD JSON: the value of a number, boolean or string field of a compact,
 # one-line JSON object without nesting (string quotes removed).
 chord_json_field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^,}\"]*\).*/\1/p" <<<"$2" | head -1; }
+
+# chord_ring_settled N CHORDCTL_COMMAND...: true when `CHORDCTL_COMMAND... ring --json` (a
+# chordctl with its --node and options) walks a consistent ring of exactly N nodes. Sets
+# CHORD_RING_MET to the number of nodes the walk met (0 when it failed).
+chord_ring_settled() {
+  local want="$1" out
+  shift
+  CHORD_RING_MET=0
+  out="$("$@" ring --json 2>/dev/null)" || return 1
+  CHORD_RING_MET="$(grep -c '"keys":' <<<"$out" || true)"
+  [[ "$CHORD_RING_MET" -eq "$want" && "$out" == *'"consistent": true'* ]]
+}
+
+# chord_ephemeral_low: prints the lowest port of the kernel's ephemeral range (32768 when it
+# cannot be read or is below 12000). Scripts pick servers' ports below it, so that no client
+# connection holds one by the time a server binds it.
+chord_ephemeral_low() {
+  local low
+  low="$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true)"
+  if [[ "$low" =~ ^[0-9]+$ ]] && ((low > 12000)); then echo "$low"; else echo 32768; fi
+}
 
 # chord_build BUILD_DIR [CMAKE_ARG...] [-- TARGET...]
 # Configures BUILD_DIR (relative to the repository root) with the given CMake arguments and
