@@ -5,17 +5,11 @@
 #include <sstream>
 
 namespace chord::lancheck {
-namespace {
-
-// Bound on the problems a verdict spells out.
-constexpr size_t kMaxProblems = 20;
 
 bool ParseU64(const std::string& s, uint64_t* out) {
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && end == s.data() + s.size();
 }
-
-}  // namespace
 
 std::string FormatAck(const Ack& ack) {
   return ack.key + "\t" + ack.value + "\t" + std::to_string(ack.version) + "\t" +

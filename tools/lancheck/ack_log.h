@@ -7,6 +7,7 @@
 #ifndef CHORD_TOOLS_LANCHECK_ACK_LOG_H_
 #define CHORD_TOOLS_LANCHECK_ACK_LOG_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -27,15 +28,22 @@ struct Ack {
 
 // What a key reads as at the end: nullopt when it does not exist (or could not be read, with
 // the reason in *error).
-using ReadFn = std::function<std::optional<std::pair<std::string, uint64_t>>(
-    const std::string& key, std::string* error)>;
+using ReadFn = std::function<std::optional<std::pair<std::string, uint64_t>>(const std::string& key,
+                                                                             std::string* error)>;
+
+// Bound on the problems a verdict spells out.
+inline constexpr size_t kMaxProblems = 20;
 
 struct Verdict {
-  uint64_t keys = 0;       // distinct keys checked
-  uint64_t lost = 0;       // acknowledged, now missing
-  uint64_t stale = 0;      // reads an older version than the newest acknowledged one
+  uint64_t keys = 0;     // distinct keys checked
+  uint64_t lost = 0;     // acknowledged, now missing (a counter: or below its value)
+  uint64_t stale = 0;    // reads an older version than the newest acknowledged one
+  uint64_t doubled = 0;  // counters (CounterLog): acknowledged twice with the same value
   std::vector<std::string> problems;  // one sentence each, the first few
 };
+
+// Whether `s` is a whole decimal number that fits in 64 bits (into *out).
+bool ParseU64(const std::string& s, uint64_t* out);
 
 std::string FormatAck(const Ack& ack);
 // Parses the lines of an ack log; InvalidArgument naming the first bad line.
