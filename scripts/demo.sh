@@ -122,6 +122,7 @@ find_base_port() {
 # wait_ring N: waits until `chordctl ring` meets N nodes and all their pointers agree.
 wait_ring() {
   local want="$1" deadline=$((SECONDS + WAIT_S))
+  CHORD_RING_MET=0
   while ((SECONDS < deadline)); do
     if chord_ring_settled "$want" ctl; then
       echo "ring of $want nodes is consistent after $((SECONDS - deadline + WAIT_S)) s"

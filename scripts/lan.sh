@@ -282,7 +282,8 @@ ctl)
   ;;
 hub)
   check_root
-  ip netns exec "$HUB" "$@"
+  # exec: the caller's $! is then the command itself, which a kill reaches.
+  exec ip netns exec "$HUB" "$@"
   ;;
 addrs) cmd_addrs ;;
 status) cmd_status ;;

@@ -39,8 +39,8 @@ COUNTER_PID=""
 
 cleanup() {
   local rc=$?
-  [[ -n "$WRITER_PID" ]] && kill "$WRITER_PID" 2>/dev/null || true
-  [[ -n "$COUNTER_PID" ]] && kill "$COUNTER_PID" 2>/dev/null || true
+  if [[ -n "$WRITER_PID" ]]; then kill "$WRITER_PID" 2>/dev/null || true; fi
+  if [[ -n "$COUNTER_PID" ]]; then kill "$COUNTER_PID" 2>/dev/null || true; fi
   "$LAN" down >/dev/null 2>&1 || true
   if [[ $rc -ne 0 ]]; then
     echo "---- node logs (tails) in $CHORD_RUN_DIR"
@@ -81,14 +81,16 @@ wait_ok() {  # wait_ok SECONDS: until `chordctl check` says [OK]; prints the tim
 }
 
 # start_writers SECONDS LOG [COUNT_ARG...]: the writers (LOG) and the counters (LOG.counts,
-# chord-lancheck count with the arguments given).
+# chord-lancheck count with the arguments given), on counters of their own (named after LOG),
+# so that every step's counters start absent.
 start_writers() {
   local seconds="$1" log="$2"
   shift 2
   "$LAN" hub "$CHECK" write "${NODES[@]}" --seconds "$seconds" --out "$log" >"$log.out" 2>&1 &
   WRITER_PID=$!
   "$LAN" hub "$CHECK" count "${NODES[@]}" --seconds "$seconds" --writers 3 --rate 10 \
-    --counters 5 --out "$log.counts" "$@" >"$log.counts.out" 2>&1 &
+    --counters 5 --prefix "$(basename "$log")-counter" --out "$log.counts" "$@" \
+    >"$log.counts.out" 2>&1 &
   COUNTER_PID=$!
 }
 
@@ -96,20 +98,29 @@ start_writers() {
 # "reported", the counters' verdict is printed but not required (README "Compare-and-set":
 # each side of a partition, and a paused owner that runs again, decide alone).
 finish_writers() {
-  wait "$WRITER_PID" || fail "the writers failed: $(cat "$1.out")"
+  local rc=0
+  wait "$WRITER_PID" || rc=$?
   WRITER_PID=""
-  wait "$COUNTER_PID" || fail "the counters failed: $(cat "$1.counts.out")"
+  ((rc == 0)) || fail "the writers failed: $(cat "$1.out")"
+  wait "$COUNTER_PID" || rc=$?
   COUNTER_PID=""
+  ((rc == 0)) || fail "the counters failed: $(cat "$1.counts.out")"
   cat "$1.out" "$1.counts.out"
   wait_ok 30 >/dev/null || fail "the ring is not consistent: $("$LAN" ctl check || true)"
   sleep 5  # anti-entropy puts the copies in place
   "$LAN" hub "$CHECK" verify "${NODES[@]}" --acks "$1" || fail "acknowledged writes were lost"
-  if [[ "${2:-}" == reported ]]; then
-    "$LAN" hub "$CHECK" verify-count "${NODES[@]}" --acks "$1.counts" | tail -n 1 ||
-      echo "(compare-and-set is not covered under this fault; see README \"Compare-and-set\")"
+  "$LAN" hub "$CHECK" verify-count "${NODES[@]}" --acks "$1.counts" >"$1.counts.verdict" ||
+    rc=$?
+  if ((rc == 1)) && [[ "${2:-}" == reported ]]; then
+    tail -n 1 "$1.counts.verdict"
+    echo "(compare-and-set is not covered under this fault; see README \"Compare-and-set\")"
+  elif ((rc == 1)); then
+    cat "$1.counts.verdict"
+    fail "compare-and-set lost an acknowledged increment"
+  elif ((rc != 0)); then
+    fail "chord-lancheck verify-count could not check $1.counts (exit $rc): $(cat "$1.counts.verdict")"
   else
-    "$LAN" hub "$CHECK" verify-count "${NODES[@]}" --acks "$1.counts" ||
-      fail "compare-and-set lost an acknowledged increment"
+    cat "$1.counts.verdict"
   fi
 }
 

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -36,7 +37,8 @@ struct Options {
   int registers = 50;
   int counters = 5;  // `count`: counters the writers share
   bool all = false;  // `count`: puts at consistency ALL (every replica must store them)
-  double rate = 25;  // writes per second per writer
+  std::string prefix = "counter";  // `count`: the counters are PREFIX-0, PREFIX-1, ...
+  double rate = 25;                // writes per second per writer
   // A writer gives up on a request after this and takes another node for its next one: a
   // paused or cut-off entry node must not hold it for the node's whole 8 s deadline.
   uint64_t timeout_ms = 3000;
@@ -77,11 +79,13 @@ uint64_t RunWriters(const Options& o, Clock::time_point start, const Step& step)
   return failed.load();
 }
 
-// Writes `lines` to o.out and prints what the run acknowledged (`at_ms`: when, sorted) and how
-// a fault showed in it. 0, or 2 when the log cannot be written, 3 when nothing was
-// acknowledged.
+// Writes `lines` to o.out and prints what the run acknowledged (`at_ms`: when, sorted; `ran_ms`:
+// how long the run took) and how a fault showed in it; `conflicts`: the count's refused
+// conditions, nullopt for plain writes. 0, or 2 when the log cannot be written, 3 when nothing
+// was acknowledged.
 int Report(const Options& o, const char* what, const std::string& lines,
-           const std::vector<uint64_t>& at_ms, uint64_t failed, uint64_t conflicts) {
+           const std::vector<uint64_t>& at_ms, uint64_t ran_ms, uint64_t failed,
+           std::optional<uint64_t> conflicts) {
   std::ofstream out(o.out, std::ios::binary);
   out << lines;
   out.close();
@@ -89,7 +93,7 @@ int Report(const Options& o, const char* what, const std::string& lines,
     std::cerr << "chord-lancheck: could not write " << o.out << "; give a writable --out\n";
     return 2;
   }
-  uint64_t longest_gap = at_ms.empty() ? static_cast<uint64_t>(o.seconds * 1000) : at_ms.front();
+  uint64_t longest_gap = at_ms.empty() ? ran_ms : at_ms.front();
   for (size_t i = 1; i < at_ms.size(); ++i) {
     longest_gap = std::max(longest_gap, at_ms[i] - at_ms[i - 1]);
   }
@@ -100,12 +104,13 @@ int Report(const Options& o, const char* what, const std::string& lines,
     if (at / 1000 < per_second.size()) ++per_second[at / 1000];
   }
   const auto slowest = std::min_element(per_second.begin(), per_second.end());
+  const std::string refused =
+      conflicts ? ", " + std::to_string(*conflicts) + " refused as conflicts" : "";
   std::printf(
-      "acknowledged %zu %s, %llu failed or unanswered, %llu refused as conflicts, in "
-      "%.0f s; slowest second %llu acknowledged (second %zu); longest time without an "
-      "acknowledged write %llu ms; log in %s\n",
-      at_ms.size(), what, static_cast<unsigned long long>(failed),
-      static_cast<unsigned long long>(conflicts), o.seconds,
+      "acknowledged %zu %s, %llu failed or unanswered%s, in %.0f s; slowest second %llu "
+      "acknowledged (second %zu); longest time without an acknowledged write %llu ms; log in "
+      "%s\n",
+      at_ms.size(), what, static_cast<unsigned long long>(failed), refused.c_str(), o.seconds,
       static_cast<unsigned long long>(slowest == per_second.end() ? 0 : *slowest),
       static_cast<size_t>(slowest - per_second.begin()),
       static_cast<unsigned long long>(longest_gap), o.out.c_str());
@@ -135,7 +140,7 @@ int RunWrite(const Options& o) {
     lines += FormatAck(a);
     at_ms.push_back(a.at_ms);
   }
-  return Report(o, "writes", lines, at_ms, failed, 0);
+  return Report(o, "writes", lines, at_ms, MsSince(start), failed, std::nullopt);
 }
 
 // Increments shared counters by compare-and-set: reads one (any node), then puts its value
@@ -147,7 +152,7 @@ int RunCount(const Options& o) {
   std::atomic<uint64_t> conflicts{0};
   const uint64_t failed =
       RunWriters(o, start, [&](int, uint64_t, std::mt19937_64& rng, ChordClient& c) {
-        const std::string key = "counter-" + std::to_string(rng() % o.counters);
+        const std::string key = o.prefix + "-" + std::to_string(rng() % o.counters);
         Result<wire::DataResponse> got = c.Get(key);
         if (!got.ok() || (got->code() != wire::OK && got->code() != wire::NOT_FOUND)) return false;
         uint64_t count = 0;
@@ -178,7 +183,7 @@ int RunCount(const Options& o) {
     lines += FormatIncrement(inc);
     at_ms.push_back(inc.at_ms);
   }
-  return Report(o, "increments", lines, at_ms, failed, conflicts.load());
+  return Report(o, "increments", lines, at_ms, MsSince(start), failed, conflicts.load());
 }
 
 // Reads every key of the log `o.acks` (of `write`, or of `count` when `counters`) back and
@@ -270,6 +275,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 100000));
   count->add_option("--counters", o.counters, "counters the writers share")
       ->check(CLI::Range(1, 100000));
+  count->add_option("--prefix", o.prefix, "the counters' names: PREFIX-0, PREFIX-1, ...")
+      ->check([](const std::string& p) {
+        return p.empty() ? std::string("give a non-empty --prefix") : std::string();
+      });
   count->add_flag("--all", o.all,
                   "put at consistency ALL, as compare-and-set must when an owner crash may not "
                   "lose a decision");
@@ -279,6 +288,12 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  // `count` keeps a log of its own by default (counts.tsv), so that one run beside `write`
+  // does not overwrite acks.tsv.
+  if (count->parsed() && count->get_option("--out")->count() == 0) o.out = "counts.tsv";
+  if (verify_count->parsed() && verify_count->get_option("--acks")->count() == 0) {
+    o.acks = "counts.tsv";
   }
   // A ring that runs TLS: the client certificate comes from CHORD_TLS_CERT/KEY/CA.
   if (chord::Status s = chord::ChordClient::ConfigureTls({}); !s.ok()) {
