@@ -402,6 +402,59 @@ TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithoutACopyIsDecidedAgainstItsRepl
   EXPECT_EQ(again->code(), wire::CONFLICT) << again->error();
 }
 
+TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithAnOlderCopyIsDecidedAgainstItsReplicas) {
+  // An owner paused while its successor took its arc over runs again with the record it had;
+  // its replicas hold what was decided meanwhile. Checked against its own old record, a
+  // compare-and-set of the old version (read there by a client) would hold, and the write,
+  // stamped newer, would replace the decisions made meanwhile: a lost update. The owner asks
+  // its replicas before every conditional write and decides against the newest version.
+  const std::string k = "the-key";
+  SimNetwork net(Net(13));
+  const auto order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4)});
+  StartRing(net, 4);
+  auto put = Put(net, order[0], k, "1");
+  ASSERT_TRUE(put && put->code() == wire::OK);
+  net.RunFor(3000);
+  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
+  net.RunFor(2000);
+  const std::string owner = order[0];
+  wire::Record old;
+  ASSERT_TRUE(net.store(owner)->Get(Id::Sha1(k), k, &old).ok());
+  // What another owner decided meanwhile, on both replicas only.
+  wire::Record meanwhile = old;
+  meanwhile.set_value("2");
+  meanwhile.set_version(old.version() + (uint64_t{1} << 20));
+  meanwhile.set_writer(Id::Sha1(order[1]).ToBytes());
+  for (const auto& r : {order[1], order[2]}) {
+    ASSERT_TRUE(net.store(r)->Put(Id::Sha1(k), meanwhile).ok()) << r;
+  }
+
+  // If at the owner's old version: a conflict naming the replicas' version; nothing written.
+  auto stale = PutIf(net, owner, k, "2 again", /*if_absent=*/false, old.version());
+  ASSERT_TRUE(stale);
+  EXPECT_EQ(stale->code(), wire::CONFLICT) << stale->error();
+  EXPECT_EQ(stale->version(), meanwhile.version());
+  wire::Record rec;
+  for (const auto& h : {owner, order[1], order[2]}) {
+    ASSERT_TRUE(net.store(h)->Get(Id::Sha1(k), k, &rec).ok()) << h;
+    EXPECT_NE(rec.value(), "2 again") << h;
+  }
+  // If absent: a conflict too.
+  auto absent = PutIf(net, owner, k, "fresh", /*if_absent=*/true, 0);
+  ASSERT_TRUE(absent);
+  EXPECT_EQ(absent->code(), wire::CONFLICT) << absent->error();
+
+  // If at the replicas' version: it holds, above it, on every holder.
+  auto next = PutIf(net, owner, k, "3", /*if_absent=*/false, meanwhile.version());
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->code(), wire::OK) << next->error();
+  for (const auto& h : {owner, order[1], order[2]}) {
+    ASSERT_TRUE(net.store(h)->Get(Id::Sha1(k), k, &rec).ok()) << h;
+    EXPECT_EQ(rec.value(), "3") << h;
+    EXPECT_GT(rec.version(), meanwhile.version()) << h;
+  }
+}
+
 TEST(ReplicationTest, ACompareAndSetIsNotDecidedOnOneEmptyReplicaWhileTheHolderIsSlow) {
   // The value was acknowledged at QUORUM by the owner and one replica (the other replica
   // missed it). The owner loses its copy; the replica holding the value answers after half

@@ -261,8 +261,8 @@ void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef r
       return Refuse(requester, wire::UNAVAILABLE,
                     "the owner " + ctx_.self().addr + " could not read the key: " + s.message());
     }
-    if (s.IsNotFound() && ConditionOf(request).any() && !from_replicas &&
-        replication_.policy().replicated()) {
+    // Every condition is checked against the replicas' newest version too (ConditionRead).
+    if (ConditionOf(request).any() && !from_replicas && replication_.policy().replicated()) {
       return AskReplicasFirst(request, key_id, requester, take_fields);
     }
     if (s.ok()) local = std::move(current);

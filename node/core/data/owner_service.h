@@ -74,8 +74,8 @@ class OwnerService {
   // the read needs several of them or this node holds no record.
   void ServeGet(const wire::GetRequest& get, const Id& key_id, OpRef requester);
   // Serve's put or delete of a key this node owns: checked, then to the WriteCoordinator. A
-  // conditional write of a key this node holds no record of waits for the replicas' newest
-  // version first (`from_replicas` once they answered; see ConditionRead).
+  // conditional write waits for the replicas' newest version first (`from_replicas` once they
+  // answered; see ConditionRead).
   void ServeWrite(wire::Envelope& request, const Id& key_id, OpRef requester, bool take_fields,
                   std::optional<wire::Record> from_replicas = std::nullopt);
   // Whether this node may still decide for `key_id` as its owner (not leaving, owning it, its
@@ -99,12 +99,15 @@ class OwnerService {
     bool declined = false;      // ... and Serve declined it
   };
 
-  // A conditional write whose owner holds no record of the key (a new owner not handed every
-  // key, a write at consistency ONE or QUORUM that missed it): deciding it as if the key were
-  // absent could let an if-absent put overwrite an acknowledged value, so the replicas are
-  // asked for the newest version they hold first. Decided when they answer, against the
-  // newer of theirs and whatever this node stored meanwhile (another conditional write of
-  // the key decided first included).
+  // A conditional write, waiting for the replicas' newest version. The owner's own record may
+  // be missing (a new owner not handed every key, a write at consistency ONE or QUORUM that
+  // missed it) or older than theirs (an owner that was paused while its successor took the
+  // arc over and decided meanwhile, and runs again before it hears so): deciding against it
+  // could let an if-absent put overwrite an acknowledged value, or a compare-and-set of an old
+  // version replace the writes decided meanwhile. So every replica is asked for the newest
+  // version it holds first, and the write is decided when they answer, against the newest of
+  // theirs and whatever this node stored meanwhile (another conditional write of the key
+  // decided first included).
   struct ConditionRead {
     wire::Envelope request;
     Id key_id;

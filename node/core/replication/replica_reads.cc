@@ -107,15 +107,22 @@ void ReplicaReads::Finish(uint64_t id) {
     // and once the ring has noticed, the new owner answers (asking the replicas it lacks).
     unavailable = "the key's owner did not answer and the replicas asked hold no record of it";
   } else if (!op.any) {
-    unavailable = op.owner_miss ? "the owner " + ctx_.self().addr +
-                                      " holds no copy of the key and none of its replicas "
-                                      "answered; retry"
-                                : "neither the key's owner nor its replicas answered";
+    if (op.every) {
+      unavailable = "the owner " + ctx_.self().addr +
+                    " checks a condition against every replica and none of its replicas "
+                    "answered; retry";
+    } else if (op.owner_miss) {
+      unavailable = "the owner " + ctx_.self().addr +
+                    " holds no copy of the key and none of its replicas answered; retry";
+    } else {
+      unavailable = "neither the key's owner nor its replicas answered";
+    }
   } else if (op.every && op.answered < op.asked) {
     // The silent one may hold the newest version.
-    unavailable = "the owner " + ctx_.self().addr + " holds no copy of the key and only " +
+    unavailable = "the owner " + ctx_.self().addr +
+                  " checks a condition against every replica and only " +
                   std::to_string(op.answered) + " of its " + std::to_string(op.asked) +
-                  " replicas answered; retry";
+                  " replicas answered (the silent one may hold the newest version); retry";
   }
   if (!op.every) op.best.clear_writer();  // only a condition read's requester uses it
   if (!unavailable.empty()) {

@@ -5,11 +5,11 @@
 // the reason. A miss read is the owner's own: it holds no record of the key (a new owner whose
 // hand-over was partial), so it asks its replicas and answers with the newest version they hold
 // (NOT_FOUND if they hold none), or UNAVAILABLE if none of them answered. A condition read is
-// the owner's too, for a conditional write of a key it holds no record of: every replica must
-// answer (else UNAVAILABLE), within a whole RPC timeout, and the answer names the newest
-// record's writer. The answers to a quorum read's repairs (OpKind::kRepair) are counted here.
-// Each read is a ReadOp owned here; answers go to the requester's OpRef. The node's thread
-// only.
+// the owner's too, before every conditional write (its own record may be missing or older):
+// every replica must answer (else UNAVAILABLE), within a whole RPC timeout, and the answer
+// names the newest record's writer. The answers to a quorum read's repairs (OpKind::kRepair)
+// are counted here. Each read is a ReadOp owned here; answers go to the requester's OpRef. The
+// node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 #define CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 
@@ -48,8 +48,8 @@ class ReplicaReads {
     wire::DataResponse best;
   };
 
-  // The owner's read of its replicas for a key it holds no record of (ReadMiss and
-  // ReadForCondition): `not_found` is the answer if none of them holds one.
+  // The owner's read of its replicas for a key it holds no record of (ReadMiss), or before a
+  // conditional write (ReadForCondition): `not_found` is the answer if none of them holds one.
   void ReadOwnCopyMissing(const std::string& key, wire::DataResponse not_found, OpRef requester,
                           bool every, uint64_t timeout_ms);
   void Ask(uint64_t id, const std::string& key, const std::vector<NodeRef>& holders,
