@@ -38,8 +38,8 @@ enum class OpKind : uint8_t {
   kWatch,             // a watcher waiting for a change of its key (WatchService)
   kQuorumRead,        // a read that needs several replicas to answer (QuorumRead)
   kHint,              // delivering hinted records to the member they are for (HintDeliverer)
-  kConditionRead,     // a conditional write's read of the replicas, the owner holding no record
-                      // of the key (OwnerService)
+  kConditionRead,     // a conditional write's read of the replicas before the owner decides
+                      // (OwnerService)
 };
 
 struct OpRef {

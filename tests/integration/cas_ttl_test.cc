@@ -186,8 +186,8 @@ TEST_F(CasTtlTest, ConditionsThatDoNotHoldAreConflictsNamingTheCurrentVersion) {
 }
 
 TEST_F(CasTtlTest, AnIfAbsentPutRightAfterAReplicaCrashesHoldsOnceTheRingHasNoticed) {
-  // The owner of a new key holds no record of it, so it asks every replica before deciding;
-  // one of them has just been killed. The write is tried again until the ring has replaced the
+  // The owner asks every replica before deciding a conditional write (of a new key here); one
+  // of them has just been killed. The write is tried again until the ring has replaced the
   // dead node in the replica set, then holds, once: a second one conflicts. (The cost of asking
   // every replica is that a crash holds such writes back; this shows it does not make them
   // fail. That the replicas' copy decides is shown on the simulator, ReplicationTest.)

@@ -37,6 +37,12 @@ TEST(AckLogTest, ALostOrOlderWriteIsReportedAndANewerOneIsNot) {
   EXPECT_EQ(v.stale, 1u);
   EXPECT_EQ(v.lost, 1u);
   EXPECT_EQ(v.problems.size(), 2u);
+  const Verdict unread = Verify(*parsed, [](const std::string&, std::string* error) {
+    *error = "no node answered";
+    return std::optional<std::pair<std::string, uint64_t>>();
+  });
+  EXPECT_EQ(unread.unreadable, 3u);
+  EXPECT_EQ(unread.lost + unread.stale, 0u);
   EXPECT_FALSE(ParseAckLog("a\t1\tten\t0\n").ok());
 }
 
@@ -79,6 +85,13 @@ TEST(CounterLogTest, ACounterBelowItsAcknowledgedValueOrOlderIsReported) {
   EXPECT_EQ(v.lost, 3u);   // c0 went back, c1 is not a number, c2 is missing
   EXPECT_EQ(v.stale, 1u);  // c3 reads an older version
   EXPECT_EQ(v.doubled, 0u);
+  // A counter no node could read is neither lost nor kept: the verdict says so apart.
+  const Verdict unread = VerifyCounters(incs, [](const std::string&, std::string* error) {
+    *error = "no node answered";
+    return std::optional<std::pair<std::string, uint64_t>>();
+  });
+  EXPECT_EQ(unread.unreadable, 4u);
+  EXPECT_EQ(unread.lost + unread.stale + unread.doubled, 0u);
   EXPECT_FALSE(ParseIncrementLog("c0\t0\t1\t100\n").ok());
   EXPECT_FALSE(ParseIncrementLog("c0\t0\t-1\t100\t5\n").ok());
 }

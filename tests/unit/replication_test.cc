@@ -439,10 +439,11 @@ TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithAnOlderCopyIsDecidedAgainstItsR
     ASSERT_TRUE(net.store(h)->Get(Id::Sha1(k), k, &rec).ok()) << h;
     EXPECT_NE(rec.value(), "2 again") << h;
   }
-  // If absent: a conflict too.
+  // If absent: a conflict too, naming the replicas' version.
   auto absent = PutIf(net, owner, k, "fresh", /*if_absent=*/true, 0);
   ASSERT_TRUE(absent);
   EXPECT_EQ(absent->code(), wire::CONFLICT) << absent->error();
+  EXPECT_EQ(absent->version(), meanwhile.version());
 
   // If at the replicas' version: it holds, above it, on every holder.
   auto next = PutIf(net, owner, k, "3", /*if_absent=*/false, meanwhile.version());
@@ -452,6 +453,68 @@ TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithAnOlderCopyIsDecidedAgainstItsR
     ASSERT_TRUE(net.store(h)->Get(Id::Sha1(k), k, &rec).ok()) << h;
     EXPECT_EQ(rec.value(), "3") << h;
     EXPECT_GT(rec.version(), meanwhile.version()) << h;
+  }
+}
+
+TEST(ReplicationTest, ANewerTombstoneOnTheReplicasDecidesButTheirClocksDoNotExpireTheOwners) {
+  // The replicas' newest record decides a condition when it is newer than the owner's, a
+  // deletion included. But a replica whose clock is ahead answers the owner's own record with
+  // a time to live as expired (a tombstone one version above it, same writer): the owner
+  // judges that expiry by its own clock.
+  SimNetwork net(Net(13));
+  const std::vector<std::string> addrs = {Addr(1), Addr(2), Addr(3), Addr(4)};
+  StartRing(net, 4);
+  const std::string k = "the-key";
+  const std::string t = "the-key-with-a-ttl";
+  auto put = Put(net, ClockwiseFromOwner(k, addrs)[0], k, "1");
+  ASSERT_TRUE(put && put->code() == wire::OK);
+  wire::Envelope with_ttl;
+  with_ttl.mutable_put()->set_key(t);
+  with_ttl.mutable_put()->set_value("lives");
+  with_ttl.mutable_put()->set_ttl_ms(600'000);
+  auto put_t = DataCall(net, ClockwiseFromOwner(t, addrs)[0], std::move(with_ttl));
+  ASSERT_TRUE(put_t && put_t->code() == wire::OK) << (put_t ? put_t->error() : "no answer");
+  net.RunFor(3000);
+  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
+  net.RunFor(2000);
+
+  // k: the owner holds "1"; both replicas a newer deletion.
+  const auto order = ClockwiseFromOwner(k, addrs);
+  wire::Record old;
+  ASSERT_TRUE(net.store(order[0])->Get(Id::Sha1(k), k, &old).ok());
+  wire::Record deleted = old;
+  deleted.clear_value();
+  deleted.set_deleted(true);
+  deleted.set_version(old.version() + (uint64_t{1} << 20));
+  deleted.set_writer(Id::Sha1(order[1]).ToBytes());
+  for (const auto& r : {order[1], order[2]}) {
+    ASSERT_TRUE(net.store(r)->Put(Id::Sha1(k), deleted).ok()) << r;
+  }
+  auto stale = PutIf(net, order[0], k, "2", /*if_absent=*/false, old.version());
+  ASSERT_TRUE(stale);
+  EXPECT_EQ(stale->code(), wire::CONFLICT) << stale->error();
+  EXPECT_EQ(stale->version(), 0u);  // absent
+  auto absent = PutIf(net, order[0], k, "again", /*if_absent=*/true, 0);
+  ASSERT_TRUE(absent);
+  EXPECT_EQ(absent->code(), wire::OK) << absent->error();
+
+  // t: the replicas' copies of the owner's record expired by their clocks, not the owner's.
+  const auto t_order = ClockwiseFromOwner(t, addrs);
+  wire::Record live;
+  ASSERT_TRUE(net.store(t_order[0])->Get(Id::Sha1(t), t, &live).ok());
+  ASSERT_NE(live.expires_unix_ms(), 0u);
+  wire::Record expired_there = live;
+  expired_there.set_expires_unix_ms(1);
+  for (const auto& r : {t_order[1], t_order[2]}) {
+    ASSERT_TRUE(net.store(r)->Put(Id::Sha1(t), expired_there).ok()) << r;
+  }
+  auto swapped = PutIf(net, t_order[0], t, "swapped", /*if_absent=*/false, live.version());
+  ASSERT_TRUE(swapped);
+  EXPECT_EQ(swapped->code(), wire::OK) << swapped->error();
+  wire::Record rec;
+  for (const auto& h : {t_order[0], t_order[1], t_order[2]}) {
+    ASSERT_TRUE(net.store(h)->Get(Id::Sha1(t), t, &rec).ok()) << h;
+    EXPECT_EQ(rec.value(), "swapped") << h;
   }
 }
 

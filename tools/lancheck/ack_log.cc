@@ -63,10 +63,14 @@ Verdict Verify(const std::vector<Ack>& acks, const ReadFn& read) {
     std::string error;
     const auto got = read(key, &error);
     std::string problem;
-    if (!got) {
-      ++v.lost;
+    if (!got && !error.empty()) {
+      ++v.unreadable;
       problem = key + ": acknowledged with version " + std::to_string(want.version) +
-                (error.empty() ? ", now missing" : ", cannot be read: " + error);
+                ", cannot be read: " + error;
+    } else if (!got) {
+      ++v.lost;
+      problem =
+          key + ": acknowledged with version " + std::to_string(want.version) + ", now missing";
     } else if (got->second < want.version ||
                (got->second == want.version &&
                 std::find(values.begin(), values.end(), got->first) == values.end())) {

@@ -35,10 +35,11 @@ using ReadFn = std::function<std::optional<std::pair<std::string, uint64_t>>(con
 inline constexpr size_t kMaxProblems = 20;
 
 struct Verdict {
-  uint64_t keys = 0;     // distinct keys checked
-  uint64_t lost = 0;     // acknowledged, now missing (a counter: or below its value)
-  uint64_t stale = 0;    // reads an older version than the newest acknowledged one
-  uint64_t doubled = 0;  // counters (CounterLog): acknowledged twice with the same value
+  uint64_t keys = 0;        // distinct keys checked
+  uint64_t lost = 0;        // acknowledged, now missing (a counter: or below its value)
+  uint64_t stale = 0;       // reads an older version than the newest acknowledged one
+  uint64_t doubled = 0;     // counters (CounterLog): acknowledged twice with the same value
+  uint64_t unreadable = 0;  // could not be read (no node answered): neither lost nor kept
   std::vector<std::string> problems;  // one sentence each, the first few
 };
 

@@ -57,11 +57,14 @@ Verdict VerifyCounters(const std::vector<Increment>& incs, const ReadFn& read) {
     std::string error;
     const auto got = read(key, &error);
     uint64_t value = 0;
-    if (!got || !ParseU64(got->first, &value) || value < want->value) {
+    if (!got && !error.empty()) {
+      ++v.unreadable;
+      note(key + ": acknowledged up to " + std::to_string(want->value) +
+           ", cannot be read: " + error);
+    } else if (!got || !ParseU64(got->first, &value) || value < want->value) {
       ++v.lost;
       note(key + ": acknowledged up to " + std::to_string(want->value) + ", now " +
-           (!got ? (error.empty() ? std::string("missing") : "cannot be read: " + error)
-                 : "reads \"" + got->first + "\""));
+           (!got ? std::string("missing") : "reads \"" + got->first + "\""));
     } else if (got->second < want->version) {
       ++v.stale;
       note(key + ": reads version " + std::to_string(got->second) + ", older than the " +

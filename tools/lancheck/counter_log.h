@@ -32,7 +32,7 @@ std::string FormatIncrement(const Increment& inc);
 Result<std::vector<Increment>> ParseIncrementLog(const std::string& text);
 // Checks the acknowledged increments of every counter against each other (Verdict::doubled)
 // and against what the counter reads now (lost: missing, not a number, or below the highest
-// acknowledged value; stale: a version older than that write's).
+// acknowledged value; stale: a version older than that write's; unreadable: no node answered).
 Verdict VerifyCounters(const std::vector<Increment>& incs, const ReadFn& read);
 
 }  // namespace chord::lancheck

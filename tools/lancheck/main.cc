@@ -4,7 +4,9 @@
 // key back and reports each acknowledged write that is lost or reads older than acknowledged.
 // `count` and `verify-count` do the same for counters incremented by compare-and-set
 // (CounterLog), which also fails when two increments were acknowledged from the same state.
-// Exit codes: 0 all good, 1 a write lost or stale, 2 usage, 3 nothing reachable.
+// Exit codes: 0 all good, 1 a write lost, stale or (counters) acknowledged twice, 2 usage or an
+// unreadable log, 3 nothing reachable (`write`/`count`: nothing acknowledged; the verifiers: a
+// key no node could read, and nothing lost or stale).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -239,10 +241,15 @@ int RunVerify(const Options& o, bool counters) {
               static_cast<unsigned long long>(v.keys), counters ? "counters" : "keys", logged,
               counters ? "increments" : "writes", static_cast<unsigned long long>(v.lost),
               static_cast<unsigned long long>(v.stale));
-  if (counters)
+  if (counters) {
     std::printf(", %llu acknowledged twice", static_cast<unsigned long long>(v.doubled));
+  }
+  if (v.unreadable > 0) {
+    std::printf(", %llu could not be read", static_cast<unsigned long long>(v.unreadable));
+  }
   std::printf("\n");
-  return v.lost == 0 && v.stale == 0 && v.doubled == 0 ? 0 : 1;
+  if (v.lost > 0 || v.stale > 0 || v.doubled > 0) return 1;
+  return v.unreadable > 0 ? 3 : 0;
 }
 
 }  // namespace

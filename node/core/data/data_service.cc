@@ -274,8 +274,8 @@ void DataService::OnAnswer(uint64_t id, wire::DataResponse&& response) {
     return Retry(id, response.error());
   }
   if (response.code() == wire::UNAVAILABLE && response.not_applied() && !op.request.has_get()) {
-    // A conditional write its owner could not check (it holds no record of the key and its
-    // replicas did not answer): that attempt stored nothing, so it is tried again like such a
+    // A conditional write its owner could not check (a replica did not answer its read before
+    // the decision): that attempt stored nothing, so it is tried again like such a
     // read. If every earlier attempt was answered, nothing carries its stamp anywhere: it is
     // stamped afresh, so that a time to live runs from the attempt that is applied. If one
     // went unanswered it may have been applied: the stamp is kept (the owner knows its own

@@ -92,7 +92,14 @@ bool OwnerService::Conditioned(const wire::Envelope& request, std::optional<wire
                                wire::DataResponse* resp) {
   bool have = local.has_value();
   wire::Record current = have ? std::move(*local) : wire::Record();
-  if (from_replicas && from_replicas->version() != 0 &&
+  // A replica answers a record it holds as expired by its own clock as a tombstone one version
+  // above it (same writer): that is this node's record, whose expiry this node judges by its
+  // own clock, not a newer write.
+  const bool expired_copy_of_current = have && from_replicas && from_replicas->deleted() &&
+                                       !current.deleted() && current.expires_unix_ms() != 0 &&
+                                       from_replicas->version() == current.version() + 1 &&
+                                       from_replicas->writer() == current.writer();
+  if (from_replicas && from_replicas->version() != 0 && !expired_copy_of_current &&
       (!have || from_replicas->version() > current.version())) {
     current = *from_replicas;  // newer than what this node holds: it decides
     have = true;

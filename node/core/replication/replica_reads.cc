@@ -30,8 +30,8 @@ void ReplicaReads::ReadMiss(const std::string& key, wire::DataResponse not_found
   // Half an RPC timeout: a coordinator waits one for this owner's answer, which must reach it
   // first (silence there would make it suspect a live owner). A replica slower than that
   // counts as silent, and the read is tried again.
-  ReadOwnCopyMissing(key, std::move(not_found), requester, /*every=*/false,
-                     std::max<uint64_t>(1, ctx_.config.rpc_timeout_ms / 2));
+  ReadReplicasForOwner(key, std::move(not_found), requester, /*every=*/false,
+                       std::max<uint64_t>(1, ctx_.config.rpc_timeout_ms / 2));
 }
 
 void ReplicaReads::ReadForCondition(const std::string& key, OpRef requester) {
@@ -40,11 +40,11 @@ void ReplicaReads::ReadForCondition(const std::string& key, OpRef requester) {
   // The whole RPC timeout: a holder slower than half of one may be the one holding the key,
   // and an empty holder's quick "none" must not decide the condition (its coordinator allows a
   // conditional write one RPC timeout more than a plain one for this read).
-  ReadOwnCopyMissing(key, std::move(none), requester, /*every=*/true, ctx_.config.rpc_timeout_ms);
+  ReadReplicasForOwner(key, std::move(none), requester, /*every=*/true, ctx_.config.rpc_timeout_ms);
 }
 
-void ReplicaReads::ReadOwnCopyMissing(const std::string& key, wire::DataResponse not_found,
-                                      OpRef requester, bool every, uint64_t timeout_ms) {
+void ReplicaReads::ReadReplicasForOwner(const std::string& key, wire::DataResponse not_found,
+                                        OpRef requester, bool every, uint64_t timeout_ms) {
   const std::vector<NodeRef> targets = policy_.Targets();
   if (targets.empty()) return ctx_.completions.Post(requester, std::move(not_found));
   const uint64_t id = next_id_++;

@@ -50,8 +50,8 @@ class ReplicaReads {
 
   // The owner's read of its replicas for a key it holds no record of (ReadMiss), or before a
   // conditional write (ReadForCondition): `not_found` is the answer if none of them holds one.
-  void ReadOwnCopyMissing(const std::string& key, wire::DataResponse not_found, OpRef requester,
-                          bool every, uint64_t timeout_ms);
+  void ReadReplicasForOwner(const std::string& key, wire::DataResponse not_found, OpRef requester,
+                            bool every, uint64_t timeout_ms);
   void Ask(uint64_t id, const std::string& key, const std::vector<NodeRef>& holders,
            uint64_t timeout_ms);
   void Finish(uint64_t id);
