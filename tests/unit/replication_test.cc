@@ -258,17 +258,24 @@ void CutFromReplicas(SimNetwork& net, const std::string& owner,
   });
 }
 
-// On a new ring of four nodes in `net`: `k` written as "acknowledged" and copied to its
-// replicas, every node's periodic rounds then stopped (no repair behind the test's back), and
-// the owner's copy erased. The addresses clockwise from the owner (ClockwiseFromOwner).
-std::vector<std::string> OwnerLosesItsCopy(SimNetwork& net, const std::string& k) {
+// On a new ring of four nodes in `net`: `k` written as `v` and copied to its replicas, then
+// every node's periodic rounds stopped (no repair behind the test's back). The addresses
+// clockwise from the owner (ClockwiseFromOwner).
+std::vector<std::string> CopiedThenQuiet(SimNetwork& net, const std::string& k,
+                                         const std::string& v) {
   const auto order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4)});
   StartRing(net, 4);
-  auto put = Put(net, order[0], k, "acknowledged");
+  auto put = Put(net, order[0], k, v);
   EXPECT_TRUE(put && put->code() == wire::OK);
   net.RunFor(3000);
   for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
   net.RunFor(2000);
+  return order;
+}
+
+// CopiedThenQuiet with "acknowledged", then the owner's copy erased.
+std::vector<std::string> OwnerLosesItsCopy(SimNetwork& net, const std::string& k) {
+  const auto order = CopiedThenQuiet(net, k, "acknowledged");
   EXPECT_TRUE(net.store(order[0])->Erase(Id::Sha1(k), k).ok());
   return order;
 }
@@ -410,13 +417,7 @@ TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithAnOlderCopyIsDecidedAgainstItsR
   // its replicas before every conditional write and decides against the newest version.
   const std::string k = "the-key";
   SimNetwork net(Net(13));
-  const auto order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4)});
-  StartRing(net, 4);
-  auto put = Put(net, order[0], k, "1");
-  ASSERT_TRUE(put && put->code() == wire::OK);
-  net.RunFor(3000);
-  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
-  net.RunFor(2000);
+  const auto order = CopiedThenQuiet(net, k, "1");
   const std::string owner = order[0];
   wire::Record old;
   ASSERT_TRUE(net.store(owner)->Get(Id::Sha1(k), k, &old).ok());

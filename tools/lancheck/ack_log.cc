@@ -16,15 +16,23 @@ std::string FormatAck(const Ack& ack) {
          std::to_string(ack.at_ms) + "\n";
 }
 
-Result<std::vector<Ack>> ParseAckLog(const std::string& text) {
-  std::vector<Ack> out;
+std::vector<std::pair<int, std::vector<std::string>>> TabRows(const std::string& text) {
+  std::vector<std::pair<int, std::vector<std::string>>> rows;
   std::istringstream in(text);
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
-    std::vector<std::string> f;
-    std::istringstream cells(line);
-    for (std::string c; std::getline(cells, c, '\t');) f.push_back(c);
+    std::vector<std::string> cells;
+    std::istringstream split(line);
+    for (std::string c; std::getline(split, c, '\t');) cells.push_back(c);
+    rows.emplace_back(n, std::move(cells));
+  }
+  return rows;
+}
+
+Result<std::vector<Ack>> ParseAckLog(const std::string& text) {
+  std::vector<Ack> out;
+  for (const auto& [n, f] : TabRows(text)) {
     Ack a;
     if (f.size() != 4 || f[0].empty() || !ParseU64(f[2], &a.version) || !ParseU64(f[3], &a.at_ms)) {
       return Status::InvalidArgument("line " + std::to_string(n) +

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "protocol/base/status.h"
@@ -45,6 +46,8 @@ struct Verdict {
 
 // Whether `s` is a whole decimal number that fits in 64 bits (into *out).
 bool ParseU64(const std::string& s, uint64_t* out);
+// The non-empty lines of a log, each as its line number (from 1) and its tab-separated cells.
+std::vector<std::pair<int, std::vector<std::string>>> TabRows(const std::string& text);
 
 std::string FormatAck(const Ack& ack);
 // Parses the lines of an ack log; InvalidArgument naming the first bad line.

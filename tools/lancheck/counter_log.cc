@@ -2,7 +2,6 @@
 
 #include <map>
 #include <set>
-#include <sstream>
 
 namespace chord::lancheck {
 
@@ -13,13 +12,7 @@ std::string FormatIncrement(const Increment& inc) {
 
 Result<std::vector<Increment>> ParseIncrementLog(const std::string& text) {
   std::vector<Increment> out;
-  std::istringstream in(text);
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.empty()) continue;
-    std::vector<std::string> f;
-    std::istringstream cells(line);
-    for (std::string c; std::getline(cells, c, '\t');) f.push_back(c);
+  for (const auto& [n, f] : TabRows(text)) {
     Increment inc;
     if (f.size() != 5 || f[0].empty() || !ParseU64(f[1], &inc.from_version) ||
         !ParseU64(f[2], &inc.value) || !ParseU64(f[3], &inc.version) ||
