@@ -53,9 +53,9 @@ uint64_t MsSince(Clock::time_point start) {
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
 }
 
-// Runs o.writers threads for o.seconds; each calls step(writer, rng, client) o.rate times a
-// second, with a client of one of the nodes at random. Returns the failed steps (step returns
-// false).
+// Runs o.writers threads for o.seconds; each calls step(writer, n, rng, client) o.rate times a
+// second (n: its steps so far), with a client of one of the nodes at random. Returns the failed
+// steps (step returns false).
 template <typename Step>
 uint64_t RunWriters(const Options& o, Clock::time_point start, const Step& step) {
   const auto end = start + std::chrono::milliseconds(static_cast<int64_t>(o.seconds * 1000));
@@ -284,7 +284,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   count->add_option("--prefix", o.prefix, "the counters' names: PREFIX-0, PREFIX-1, ...")
       ->check([](const std::string& p) {
-        return p.empty() ? std::string("give a non-empty --prefix") : std::string();
+        return p.empty() || p.find_first_of("\t\r\n") != std::string::npos
+                   ? std::string("give a non-empty --prefix without tabs or line breaks")
+                   : std::string();
       });
   count->add_flag("--all", o.all,
                   "put at consistency ALL, as compare-and-set must when an owner crash may not "
