@@ -83,7 +83,8 @@ bool CarriesCoordinatorFields(const wire::Envelope& request) {
     const auto& d = request.del();
     return d.version() != 0 || !d.writer().empty() || !d.suspect().empty();
   }
-  return request.has_get() && (!request.get().suspect().empty() || request.get().from_replica());
+  return request.has_get() && (!request.get().suspect().empty() || request.get().from_replica() ||
+                               request.get().for_condition());
 }
 
 wire::Envelope ClientRequest(wire::Envelope request) {
@@ -98,6 +99,7 @@ wire::Envelope ClientRequest(wire::Envelope request) {
   } else if (request.has_get()) {
     request.mutable_get()->clear_suspect();
     request.mutable_get()->clear_from_replica();
+    request.mutable_get()->clear_for_condition();
   }
   return request;
 }

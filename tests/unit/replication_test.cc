@@ -318,6 +318,15 @@ TEST(ReplicationTest, AnOwnerWithoutACopyWhoseReplicasDoNotAnswerNeverSaysNotFou
   EXPECT_EQ(through_other->owner().addr(), owner);
 }
 
+// A put of `v` to `k` if the key is at `if_version`.
+wire::Envelope PutIfRequest(const std::string& k, const std::string& v, uint64_t if_version) {
+  wire::Envelope e;
+  e.mutable_put()->set_key(k);
+  e.mutable_put()->set_value(v);
+  e.mutable_put()->set_if_version(if_version);
+  return e;
+}
+
 // A put with if_absent or if_version of `k`, sent to `addr`.
 std::optional<wire::DataResponse> PutIf(SimNetwork& net, const std::string& addr,
                                         const std::string& k, const std::string& v, bool if_absent,
@@ -454,6 +463,149 @@ TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithAnOlderCopyIsDecidedAgainstItsR
     ASSERT_TRUE(net.store(h)->Get(Id::Sha1(k), k, &rec).ok()) << h;
     EXPECT_EQ(rec.value(), "3") << h;
     EXPECT_GT(rec.version(), meanwhile.version()) << h;
+  }
+}
+
+TEST(ReplicationTest, AResumedOwnerAndTheSuccessorThatTookItsArcDoNotBothDecide) {
+  // An owner paused long enough for its successor to take its arc over runs again believing
+  // it still owns the arc, until the successor takes it back as its predecessor (a
+  // stabilization round). In that window both decide conditional writes of the arc's keys. A
+  // compare-and-set sent to each at once, from the same version, would both hold (the
+  // owner's read of its replicas reaches the successor before the successor's own decision):
+  // two acknowledged increments from one state. A replica that owns the key itself refuses
+  // the owner's condition read, so only one of the two holds.
+  int windows = 0;  // seeds where the successor still owned the arc when both were sent
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SimNetwork net(Net(seed));
+    const auto addrs = StartRing(net, 5);
+    const std::string k = "counter";
+    const Id key_id = Id::Sha1(k);
+    const auto order = ClockwiseFromOwner(k, addrs);
+    const std::string owner = order[0];
+    const std::string successor = order[1];
+    auto first = Put(net, owner, k, "0");
+    ASSERT_TRUE(first && first->code() == wire::OK) << "seed " << seed;
+    const uint64_t v0 = first->version();
+    net.RunFor(1000);
+
+    // Paused until the successor owns the key (it took the arc over), then running again.
+    net.Pause(owner);
+    ASSERT_TRUE(net.RunUntil([&] { return net.node(successor)->ring().Owns(key_id); }, 20'000))
+        << "seed " << seed;
+    net.Resume(owner);
+    ASSERT_TRUE(net.node(owner)->ring().Owns(key_id)) << "seed " << seed;
+    if (net.node(successor)->ring().Owns(key_id)) ++windows;
+
+    // The same increment, from the same version, at each of them at once; the owner's
+    // replicas' answers take 30 ms to reach it, so that the successor decides meanwhile.
+    net.SetDelay([&order](const std::string& from, const std::string& to) -> uint64_t {
+      return to == order[0] && (from == order[1] || from == order[2]) ? 30 : 0;
+    });
+    std::map<std::string, std::optional<wire::DataResponse>> answers;
+    int pending = 2;
+    for (const std::string& at : {owner, successor}) {
+      wire::Envelope e;
+      e.mutable_put()->set_key(k);
+      e.mutable_put()->set_value("1 from " + at);
+      e.mutable_put()->set_if_version(v0);
+      net.ClientCall(at, std::move(e), 20'000, [&answers, &pending, at](const wire::Envelope* r) {
+        --pending;
+        if (r != nullptr && r->has_data_resp()) answers[at] = r->data_resp();
+      });
+    }
+    ASSERT_TRUE(net.RunUntil([&] { return pending == 0; }, 30'000)) << "seed " << seed;
+    std::string held;
+    int oks = 0;
+    for (const auto& [at, a] : answers) {
+      ASSERT_TRUE(a) << "seed " << seed << " at " << at;
+      if (a->code() == wire::OK) {
+        ++oks;
+        held = "1 from " + at;
+      } else {
+        EXPECT_TRUE(a->code() == wire::CONFLICT || a->code() == wire::UNAVAILABLE)
+            << "seed " << seed << " at " << at << ": " << a->error();
+      }
+    }
+    EXPECT_EQ(oks, 1) << "seed " << seed << ": both decided from version " << v0;
+
+    // Once the ring has settled, every holder keeps the one that held.
+    net.RunFor(5000);
+    wire::Record rec;
+    for (size_t i = 0; i < 3; ++i) {
+      ASSERT_TRUE(net.store(order[i])->Get(key_id, k, &rec).ok()) << "seed " << seed;
+      EXPECT_EQ(rec.value(), held) << "seed " << seed << " at " << order[i];
+    }
+  }
+  // The case the test is about happened: the successor had not taken the owner back yet.
+  EXPECT_GT(windows, 0);
+}
+
+// Requests of type `type` (e.g. "get") the node on `addr` has sent.
+uint64_t Sent(SimNetwork& net, const std::string& addr, const std::string& type) {
+  const auto& rpc = net.node(addr)->metrics().rpc;
+  auto it = rpc.find(type);
+  return it == rpc.end() ? 0 : it->second.requests;
+}
+
+TEST(ReplicationTest, AnOwnerPausedWithItsReplicasAnswersInHandDoesNotDecideOnThem) {
+  // The owner asks its replicas before a compare-and-set, and stops (SIGSTOP) while their
+  // answers ("version v0; not mine") are on the way. Its successor takes the arc over and
+  // decides a compare-and-set from v0. When the owner runs again, the answers waiting in its
+  // queue are read before its timers fire; deciding on them would repeat a decision from v0.
+  // (With equal clocks the owner's write, stamped before the pause, loses to the successor's
+  // at the replicas; the owner's wall clock runs 10 s ahead here, so it would win.) Answers
+  // older than three quarters of an RPC timeout do not decide.
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SimNetwork net(Net(seed));
+    const std::string k = "counter";
+    const Id key_id = Id::Sha1(k);
+    const auto order = ClockwiseFromOwner(k, {Addr(1), Addr(2), Addr(3), Addr(4), Addr(5)});
+    const std::string owner = order[0];
+    const std::string successor = order[1];
+    NodeConfig config = ReplicatedConfig();
+    config.max_clock_skew_ms = 30'000;  // requests to the owner carry deadlines by other clocks
+    const auto addrs = StartRing(net, 5, config);
+    net.SetWallSkew(owner, 10'000);
+    auto first = Put(net, owner, k, "0");
+    ASSERT_TRUE(first && first->code() == wire::OK) << "seed " << seed;
+    const uint64_t v0 = first->version();
+    net.RunFor(1000);
+
+    // The replicas' answers take 30 ms to reach the owner; it stops once it has asked.
+    net.SetDelay([&order](const std::string& from, const std::string& to) -> uint64_t {
+      return to == order[0] && (from == order[1] || from == order[2]) ? 30 : 0;
+    });
+    const uint64_t asked_before = Sent(net, owner, "get");
+    std::optional<wire::DataResponse> at_owner;
+    bool owner_done = false;
+    wire::Envelope e = PutIfRequest(k, "1 from the owner", v0);
+    net.ClientCall(owner, std::move(e), 20'000, [&](const wire::Envelope* r) {
+      owner_done = true;
+      if (r != nullptr && r->has_data_resp()) at_owner = r->data_resp();
+    });
+    ASSERT_TRUE(net.RunUntil([&] { return Sent(net, owner, "get") > asked_before; }, 1000))
+        << "seed " << seed;
+    net.Pause(owner);
+
+    // Meanwhile the successor takes the arc over and decides from v0.
+    ASSERT_TRUE(net.RunUntil([&] { return net.node(successor)->ring().Owns(key_id); }, 20'000))
+        << "seed " << seed;
+    auto at_successor = DataCall(net, successor, PutIfRequest(k, "1 from the successor", v0));
+    ASSERT_TRUE(at_successor) << "seed " << seed;
+    ASSERT_EQ(at_successor->code(), wire::OK) << "seed " << seed << ": " << at_successor->error();
+
+    // The owner runs again: its write from v0 must not hold.
+    net.Resume(owner);
+    ASSERT_TRUE(net.RunUntil([&] { return owner_done; }, 30'000)) << "seed " << seed;
+    ASSERT_TRUE(at_owner) << "seed " << seed;
+    EXPECT_NE(at_owner->code(), wire::OK) << "seed " << seed << ": both decided from " << v0;
+    net.SetDelay(nullptr);
+    net.RunFor(5000);
+    wire::Record rec;
+    for (size_t i = 0; i < 3; ++i) {
+      ASSERT_TRUE(net.store(order[i])->Get(key_id, k, &rec).ok()) << "seed " << seed;
+      EXPECT_EQ(rec.value(), "1 from the successor") << "seed " << seed << " at " << order[i];
+    }
   }
 }
 

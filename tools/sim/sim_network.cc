@@ -31,7 +31,9 @@ SimNetwork::Host* SimNetwork::FindHost(const std::string& addr) const {
 
 void SimNetwork::Input(Host* host, const std::function<void(ChordNode&, const Clock&)>& input) {
   touched_ = host->index;
-  input(*host->node, NowClock());
+  Clock now = NowClock();
+  now.wall_ms = static_cast<uint64_t>(static_cast<int64_t>(now.wall_ms) + host->wall_skew_ms);
+  input(*host->node, now);
   CarryOut(host, host->node->TakeReady());
 }
 
@@ -151,6 +153,10 @@ void SimNetwork::Wake(Host* host) {
 
 void SimNetwork::Pause(const std::string& addr) {
   if (Host* h = FindHost(addr)) h->paused = true;
+}
+
+void SimNetwork::SetWallSkew(const std::string& addr, int64_t skew_ms) {
+  if (Host* h = FindHost(addr)) h->wall_skew_ms = skew_ms;
 }
 
 void SimNetwork::Resume(const std::string& addr) {

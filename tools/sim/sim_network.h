@@ -90,6 +90,9 @@ class SimNetwork {
   // queue and its timers do not fire. Resume delivers what waited, in order, then ticks it.
   void Pause(const std::string& addr);
   void Resume(const std::string& addr);
+  // The wall clock of the node on `addr` runs `skew_ms` ahead of the others (behind when
+  // negative) from now on; its monotonic clock is unchanged.
+  void SetWallSkew(const std::string& addr, int64_t skew_ms);
 
   // Called after every event with the node the event ran on (null for none), e.g. to
   // re-check that node's invariants.
@@ -132,7 +135,8 @@ class SimNetwork {
     uint64_t wake_generation = 0;  // only the wake event of this generation runs
     bool paused = false;
     bool woke_while_paused = false;
-    std::vector<Held> held;  // messages waiting for Resume, in arrival order
+    int64_t wall_skew_ms = 0;  // added to the wall clock this node is given
+    std::vector<Held> held;    // messages waiting for Resume, in arrival order
     std::optional<uint64_t> wake_at_ms;
     std::unordered_map<uint64_t, LookupCallback> lookups;  // by lookup handle
   };

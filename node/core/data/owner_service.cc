@@ -182,6 +182,15 @@ void OwnerService::Serve(wire::Envelope& request, OpRef requester, std::optional
     if ((!ring.joined() && ring.state != NodeState::kLeaving) || ring.awaiting_transfer) {
       return Refuse(requester, wire::UNAVAILABLE, ring.self.addr + " has not joined the ring yet");
     }
+    if (request.get().for_condition() && ring.RangeStart() && ring.Owns(key_id)) {
+      // The asker decides a conditional write as owner, but this node owns the key too: it took
+      // the asker's arc over (the asker paused, or was cut off) and has not taken the asker back
+      // as its predecessor. Either may be deciding; the asker must not (ReplicaReads). (A node
+      // that does not know where its range starts, a new member before its predecessor has
+      // notified it, claims no arc of anyone's here.)
+      return Refuse(requester, wire::NOT_OWNER,
+                    ring.self.addr + " owns the key itself until it takes the asker back");
+    }
     Status s;
     const KeptRecord::Use rec(&read_);
     return Answer(requester, ReadLocal(key_id, key, /*replica_read=*/true, rec.get(), &s));

@@ -37,10 +37,15 @@ void ReplicaReads::ReadMiss(const std::string& key, wire::DataResponse not_found
 void ReplicaReads::ReadForCondition(const std::string& key, OpRef requester) {
   wire::DataResponse none;
   none.set_code(wire::NOT_FOUND);
-  // The whole RPC timeout: a holder slower than half of one may be the one holding the key,
-  // and an empty holder's quick "none" must not decide the condition (its coordinator allows a
-  // conditional write one RPC timeout more than a plain one for this read).
-  ReadReplicasForOwner(key, std::move(none), requester, /*every=*/true, ctx_.config.rpc_timeout_ms);
+  // Three quarters of an RPC timeout, and answers count only within it (Finish). A successor
+  // takes this node's arc over only after an RPC to it went unanswered for a whole one, so
+  // answers saying that no replica owns the key still hold when this node decides on them,
+  // even if it was paused just after they came; the last quarter covers this node's loop turn
+  // and the way there. An empty holder's quick "none" must not decide alone: a holder as slow
+  // as half a timeout may hold the key. (Its coordinator allows a conditional write one RPC
+  // timeout more than a plain one for this read.)
+  ReadReplicasForOwner(key, std::move(none), requester, /*every=*/true,
+                       std::max<uint64_t>(1, ctx_.config.rpc_timeout_ms * 3 / 4));
 }
 
 void ReplicaReads::ReadReplicasForOwner(const std::string& key, wire::DataResponse not_found,
@@ -62,10 +67,17 @@ void ReplicaReads::ReadReplicasForOwner(const std::string& key, wire::DataRespon
 
 void ReplicaReads::Ask(uint64_t id, const std::string& key, const std::vector<NodeRef>& holders,
                        uint64_t timeout_ms) {
-  ops_[id].pending = holders.size();
-  ops_[id].asked = holders.size();
-  for (const NodeRef& h : holders) {
-    ctx_.out.Send(h, msg::ReplicaGet(key), timeout_ms, OpRef{OpKind::kReplicaRead, kRead, 0, id});
+  ReadOp& op = ops_[id];
+  op.pending = holders.size();
+  op.asked = holders.size();
+  op.sent_ms = ctx_.now.mono_ms;
+  op.timeout_ms = timeout_ms;
+  if (op.every) {
+    for (const NodeRef& h : holders) op.holders.push_back(h.addr);
+  }
+  for (size_t i = 0; i < holders.size(); ++i) {
+    ctx_.out.Send(holders[i], msg::ReplicaGet(key, /*for_condition=*/op.every), timeout_ms,
+                  OpRef{OpKind::kReplicaRead, kRead, static_cast<uint16_t>(i), id});
   }
 }
 
@@ -84,6 +96,9 @@ void ReplicaReads::OnRpc(OpRef ref, const wire::Envelope* response) {
     const auto& d = response->data_resp();
     const bool copy_or_none = d.code() == wire::OK || d.code() == wire::NOT_FOUND;
     if (copy_or_none) ++op.answered;
+    if (op.every && d.code() == wire::NOT_OWNER && ref.index < op.holders.size()) {
+      op.contested_by = op.holders[ref.index];  // it owns the key itself (OwnerService::Serve)
+    }
     // The newest version seen wins (equal versions: the higher writer, as records are
     // ordered); a tombstone is a NOT_FOUND with a version.
     if (copy_or_none && (!op.any || d.version() > op.best.version() ||
@@ -100,7 +115,16 @@ void ReplicaReads::Finish(uint64_t id) {
   ReadOp op = std::move(ops_[id]);
   ops_.erase(id);
   std::string unavailable;  // why the answer is UNAVAILABLE, if it is
-  if (op.any && !op.owner_miss && op.best.code() == wire::NOT_FOUND && op.best.version() == 0) {
+  if (op.every && !op.contested_by.empty()) {
+    // Both believe they own the key (this node's successor took its arc over while it was
+    // paused or cut off, and has not taken it back): deciding here could repeat a decision
+    // made there. The ring settles within a stabilization round.
+    unavailable = "the owner " + ctx_.self().addr +
+                  " checks a condition against every replica and " + op.contested_by +
+                  " still owns the key itself (the ring is settling after a pause or a cut); "
+                  "retry";
+  } else if (op.any && !op.owner_miss && op.best.code() == wire::NOT_FOUND &&
+             op.best.version() == 0) {
     // A fall-back read asks the holders named by a lookup that reached a dead or departed
     // owner: they may be stale, or new members that were not handed the key yet. That none of
     // them holds a record (not even a tombstone) proves nothing: the coordinator tries again,
@@ -123,6 +147,12 @@ void ReplicaReads::Finish(uint64_t id) {
                   " checks a condition against every replica and only " +
                   std::to_string(op.answered) + " of its " + std::to_string(op.asked) +
                   " replicas answered (the silent one may hold the newest version); retry";
+  } else if (op.every && ctx_.now.mono_ms - op.sent_ms > op.timeout_ms) {
+    // Answers held back (this node was paused, or its loop stalled): a replica may have taken
+    // the arc over since it answered.
+    unavailable = "the owner " + ctx_.self().addr +
+                  " checks a condition against every replica and their answers came too late to "
+                  "decide on; retry";
   }
   if (!op.every) op.best.clear_writer();  // only a condition read's requester uses it
   if (!unavailable.empty()) {

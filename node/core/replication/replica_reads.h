@@ -6,10 +6,11 @@
 // hand-over was partial), so it asks its replicas and answers with the newest version they hold
 // (NOT_FOUND if they hold none), or UNAVAILABLE if none of them answered. A condition read is
 // the owner's too, before every conditional write (its own record may be missing or older):
-// every replica must answer (else UNAVAILABLE), within a whole RPC timeout, and the answer
-// names the newest record's writer. The answers to a quorum read's repairs (OpKind::kRepair)
-// are counted here. Each read is a ReadOp owned here; answers go to the requester's OpRef. The
-// node's thread only.
+// every replica must answer within three quarters of an RPC timeout, and none may own the key
+// itself (a successor that took this node's arc over and has not taken it back), else the
+// answer is UNAVAILABLE; it names the newest record's writer. The answers to a quorum read's
+// repairs (OpKind::kRepair) are counted here. Each read is a ReadOp owned here; answers go to
+// the requester's OpRef. The node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 #define CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 
@@ -40,11 +41,15 @@ class ReplicaReads {
   struct ReadOp {
     OpRef requester;
     size_t pending = 0;
-    bool any = false;         // a holder answered with its copy (or its absence)
-    bool owner_miss = false;  // a miss read by the owner (ReadMiss), not a fall-back read
-    bool every = false;       // a condition read: every holder asked must answer
-    size_t asked = 0;         // holders asked
-    size_t answered = 0;      // holders that answered with their copy (or its absence)
+    bool any = false;                  // a holder answered with its copy (or its absence)
+    bool owner_miss = false;           // a miss read by the owner (ReadMiss), not a fall-back read
+    bool every = false;                // a condition read: every holder asked must answer
+    size_t asked = 0;                  // holders asked
+    size_t answered = 0;               // holders that answered with their copy (or its absence)
+    uint64_t sent_ms = 0;              // when the holders were asked (monotonic)
+    uint64_t timeout_ms = 0;           // how long they were given
+    std::vector<std::string> holders;  // a condition read's holders, by OpRef::index
+    std::string contested_by;          // a condition read's holder that owns the key itself
     wire::DataResponse best;
   };
 
