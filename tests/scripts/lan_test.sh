@@ -8,8 +8,8 @@
 #      nodes: once it runs again every node must read B;
 #   3. a node is killed and restarted on its data;
 # and after each, no acknowledged write may be lost or read older than acknowledged; after the
-# crash, no two acknowledged increments of a counter may have started from the same state
-# (after the partition and the pause that is printed, not required: README "Compare-and-set").
+# pause and the crash, no two acknowledged increments of a counter may have started from the
+# same state (after the partition that is printed, not required: README "Compare-and-set").
 # Needs root and network namespaces; exits 77 (skipped) with the reason otherwise.
 # Usage: lan_test.sh BUILD_DIR
 set -euo pipefail
@@ -96,7 +96,7 @@ start_writers() {
 
 # finish_writers LOG [CAS]: waits for the writers and counters, then verifies both; with CAS
 # "reported", the counters' verdict is printed but not required (README "Compare-and-set":
-# each side of a partition, and a paused owner that runs again, decide alone).
+# each side of a partition decides alone).
 finish_writers() {
   local rc=0
   wait "$WRITER_PID" || rc=$?
@@ -169,7 +169,7 @@ for ((i = 0; i < N; i++)); do
   [[ "$v" == "B" ]] || fail "node $i reads \"$v\" for late-key, not the newest acknowledged B"
 done
 echo "every node reads B after the owner ran again"
-finish_writers "$CHORD_RUN_DIR/acks-pause" reported
+finish_writers "$CHORD_RUN_DIR/acks-pause"
 
 echo "== 3. a node killed and restarted while writing"
 start_writers 15 "$CHORD_RUN_DIR/acks-kill" --all
