@@ -15,6 +15,7 @@
 #include "node/core/record_order.h"
 #include "node/storage/memory_store.h"
 #include "protocol/id.h"
+#include "protocol/messages.h"
 #include "tests/unit/sim_test_options.h"
 #include "tools/sim/sim_network.h"
 
@@ -538,6 +539,40 @@ TEST(ReplicationTest, AResumedOwnerAndTheSuccessorThatTookItsArcDoNotBothDecide)
   }
   // The case the test is about happened: the successor had not taken the owner back yet.
   EXPECT_GT(windows, 0);
+}
+
+TEST(ReplicationTest, AConditionReadGetsTheRecordsHeaderAndNoneFromAnOwnerOfTheKey) {
+  // What a replica answers an owner's condition read: the version, writer and expiry of its
+  // copy without the value (a condition never reads it); and a node that owns the key itself
+  // refuses it, as two owners must not both decide.
+  const std::string k = "the-key";
+  SimNetwork net(Net(13));
+  const std::string big(100'000, 'v');
+  const auto order = CopiedThenQuiet(net, k, big);
+  wire::Record held;
+  ASSERT_TRUE(net.store(order[1])->Get(Id::Sha1(k), k, &held).ok());
+  ASSERT_EQ(held.value(), big);
+
+  auto header = DataCall(net, order[1], msg::ReplicaGet(k, /*for_condition=*/true));
+  ASSERT_TRUE(header);
+  EXPECT_EQ(header->code(), wire::OK) << header->error();
+  EXPECT_EQ(header->version(), held.version());
+  EXPECT_EQ(header->writer(), held.writer());
+  EXPECT_TRUE(header->value().empty());
+  auto copy = DataCall(net, order[1], msg::ReplicaGet(k));
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(copy->code(), wire::OK) << copy->error();
+  EXPECT_EQ(copy->value(), big);
+
+  auto at_owner = DataCall(net, order[0], msg::ReplicaGet(k, /*for_condition=*/true));
+  ASSERT_TRUE(at_owner);
+  EXPECT_EQ(at_owner->code(), wire::NOT_OWNER);
+  EXPECT_NE(at_owner->error().find(order[0] + " owns the key itself"), std::string::npos)
+      << at_owner->error();
+  // A plain read of its copy is still answered.
+  auto owner_copy = DataCall(net, order[0], msg::ReplicaGet(k));
+  ASSERT_TRUE(owner_copy);
+  EXPECT_EQ(owner_copy->code(), wire::OK) << owner_copy->error();
 }
 
 // Requests of type `type` (e.g. "get") the node on `addr` has sent.

@@ -61,10 +61,11 @@ void OwnerService::Answer(OpRef requester, wire::DataResponse&& response) {
 }
 
 wire::DataResponse OwnerService::ReadLocal(const Id& key_id, const std::string& key,
-                                           bool replica_read, wire::Record* record,
-                                           Status* status) {
+                                           bool replica_read, wire::Record* record, Status* status,
+                                           bool header_only) {
   wire::DataResponse resp;
-  *status = ctx_.store()->Get(key_id, key, record);
+  *status = header_only ? ctx_.store()->GetHeader(key_id, key, record)
+                        : ctx_.store()->Get(key_id, key, record);
   // An expired value reads exactly like the tombstone its expiry leaves (at version + 1).
   const bool expired = status->ok() && !record->deleted() && !RecordLive(*record, ctx_.now.wall_ms);
   if (status->ok() && !record->deleted() && !expired) {
@@ -193,7 +194,10 @@ void OwnerService::Serve(wire::Envelope& request, OpRef requester, std::optional
     }
     Status s;
     const KeptRecord::Use rec(&read_);
-    return Answer(requester, ReadLocal(key_id, key, /*replica_read=*/true, rec.get(), &s));
+    // A condition is decided on what the record says of itself (version, writer, tombstone,
+    // expiry): its value stays here.
+    return Answer(requester, ReadLocal(key_id, key, /*replica_read=*/true, rec.get(), &s,
+                                       /*header_only=*/request.get().for_condition()));
   }
   // The DataService hands a client's get (and, without copies, a write) here without a DataOp
   // (no retry) only when these checks pass (DataService::OwnedHere): keep the two in step. It takes

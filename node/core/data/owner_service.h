@@ -59,9 +59,10 @@ class OwnerService {
   };
 
   // Reads the local copy (owner or replica) into `record`; a tombstone reads as NOT_FOUND.
-  // An answer with code OK takes the record's value (moved: `record` is left without it).
+  // An answer with code OK takes the record's value (moved: `record` is left without it);
+  // with `header_only` the value is not read, and the answer has none.
   wire::DataResponse ReadLocal(const Id& key_id, const std::string& key, bool replica_read,
-                               wire::Record* record, Status* status);
+                               wire::Record* record, Status* status, bool header_only = false);
   // A conditional write or one with a TTL, at the owner: checks the condition against the
   // current record, the newer of `local` (this node's record without its value, read once by
   // ServeWrite; nullopt: none) and `from_replicas` (what the replicas hold, when they were asked;

@@ -8,7 +8,8 @@
 // the owner's too, before every conditional write (its own record may be missing or older):
 // every replica must answer within three quarters of an RPC timeout, and none may own the key
 // itself (a successor that took this node's arc over and has not taken it back), else the
-// answer is UNAVAILABLE; it names the newest record's writer. The answers to a quorum read's
+// answer is UNAVAILABLE; it names the newest record's writer and carries no value (replicas
+// answer a condition read with their copies' headers). The answers to a quorum read's
 // repairs (OpKind::kRepair) are counted here. Each read is a ReadOp owned here; answers go to
 // the requester's OpRef. The node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
