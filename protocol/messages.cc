@@ -79,11 +79,12 @@ wire::Envelope Lookup(std::string_view key) {
   return e;
 }
 
-wire::Envelope ReplicaGet(std::string_view key, bool for_condition) {
+wire::Envelope ReplicaGet(std::string_view key, bool for_condition, const NodeRef* asker) {
   wire::Envelope e = Get(key);
   e.mutable_get()->set_direct(true);
   e.mutable_get()->set_from_replica(true);
   if (for_condition) e.mutable_get()->set_for_condition(true);
+  if (asker != nullptr) asker->ToWire(e.mutable_get()->mutable_asker());
   return e;
 }
 

@@ -33,8 +33,10 @@ wire::Envelope Delete(std::string_view key);
 wire::Envelope Lookup(std::string_view key);
 // A get of the copy a replica holds (answered even by a node that does not own the key).
 // `for_condition`: the asking owner decides a conditional write on the answer, so a member
-// that owns the key itself refuses it.
-wire::Envelope ReplicaGet(std::string_view key, bool for_condition = false);
+// that owns the key itself refuses it; `asker` (the owner, to its first replica only) asks
+// that replica to confirm that the owner's process is its predecessor.
+wire::Envelope ReplicaGet(std::string_view key, bool for_condition = false,
+                          const NodeRef* asker = nullptr);
 // The same get, put or delete marked `direct`: for the key's owner itself, never routed on.
 wire::Envelope AsDirect(wire::Envelope request);
 // The key of a get, put or delete request; empty for any other body.

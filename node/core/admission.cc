@@ -84,7 +84,7 @@ bool CarriesCoordinatorFields(const wire::Envelope& request) {
     return d.version() != 0 || !d.writer().empty() || !d.suspect().empty();
   }
   return request.has_get() && (!request.get().suspect().empty() || request.get().from_replica() ||
-                               request.get().for_condition());
+                               request.get().for_condition() || request.get().has_asker());
 }
 
 wire::Envelope ClientRequest(wire::Envelope request) {
@@ -100,6 +100,7 @@ wire::Envelope ClientRequest(wire::Envelope request) {
     request.mutable_get()->clear_suspect();
     request.mutable_get()->clear_from_replica();
     request.mutable_get()->clear_for_condition();
+    request.mutable_get()->clear_asker();
   }
   return request;
 }

@@ -38,6 +38,11 @@ struct NodeCounters {
   uint64_t hint_bytes = 0;
   uint64_t cas_conflicts = 0;  // conditional writes whose condition did not hold
   uint64_t keys_expired = 0;   // records turned into tombstones by their TTL
+  // Owners' condition reads this node refused as a replica (it owns the key itself, or does
+  // not take the owner as its predecessor), and those whose answers came to this node, the
+  // owner, too late to decide on (ReplicaReads).
+  uint64_t condition_reads_refused = 0;
+  uint64_t condition_reads_late = 0;
 };
 
 }  // namespace chord

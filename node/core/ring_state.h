@@ -43,8 +43,11 @@ struct RingState {
   std::optional<NodeRef> predecessor;
   std::vector<NodeRef> successors;  // never contains self; empty: alone
   std::array<std::optional<NodeRef>, Id::kBits> fingers;
-  std::optional<Id> range_floor;        // start of our range while the predecessor is unknown
-  bool awaiting_transfer = false;       // joined, but the successor has not handed our keys over
+  std::optional<Id> range_floor;   // start of our range while the predecessor is unknown
+  bool awaiting_transfer = false;  // joined, but the successor has not handed our keys over
+  // Until then (monotonic ms) the predecessor is not dropped for a missed check: it asked us,
+  // its first replica, to confirm it before a conditional write (OwnerService).
+  uint64_t predecessor_held_until_ms = 0;
   std::vector<NodeRef> process_vnodes;  // every ring position of this process, self included
 
   bool joined() const { return state == NodeState::kJoined; }

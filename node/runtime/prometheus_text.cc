@@ -200,6 +200,13 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
           &NodeCounters::cas_conflicts);
   counter("chord_keys_expired_total", "Records turned into tombstones by their time to live.",
           &NodeCounters::keys_expired);
+  counter("chord_condition_reads_refused_total",
+          "Owners' condition reads refused here as a replica: it owns the key itself, or does "
+          "not take the owner as its predecessor.",
+          &NodeCounters::condition_reads_refused);
+  counter("chord_condition_reads_late_total",
+          "Condition reads whose answers came too late to decide a conditional write on.",
+          &NodeCounters::condition_reads_late);
   counter("chord_requests_expired_total",
           "Requests from other nodes refused because they arrived after their deadline.",
           &NodeCounters::requests_expired);

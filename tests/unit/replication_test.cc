@@ -467,78 +467,143 @@ TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithAnOlderCopyIsDecidedAgainstItsR
   }
 }
 
+// One run of the pause case on a new ring of `nodes` with `replicas` copies: the owner of a
+// key is paused until its successor owns the key (it took the arc over); with `join_between`,
+// a new node then joins between the two and takes the key. The owner runs again, and the same
+// increment, from the same version, is sent at once to it and to the node that took the key;
+// the owner's replicas' answers take 30 ms to reach it, so that the other decides meanwhile.
+struct PauseRun {
+  int oks = 0;                       // of the two compare-and-sets, those that held
+  bool window = false;               // the other still owned the key when both were sent
+  uint64_t refused = 0;              // condition reads refused by replicas, all nodes
+  std::string held;                  // the value of the one that held
+  std::vector<std::string> holders;  // the key's holders once settled (sorted ids)
+};
+PauseRun CasAtBothAfterAPause(uint64_t seed, int nodes, int replicas, bool join_between) {
+  PauseRun run;
+  SimNetwork net(Net(seed));
+  NodeConfig config = ReplicatedConfig();
+  config.replicas = replicas;
+  std::vector<std::string> addrs = StartRing(net, nodes, config);
+  const std::string k = "counter";
+  const Id key_id = Id::Sha1(k);
+  const auto order = ClockwiseFromOwner(k, addrs);
+  const std::string owner = order[0];
+  std::string other = order[1];
+  auto first = Put(net, owner, k, "0");
+  EXPECT_TRUE(first && first->code() == wire::OK) << "seed " << seed;
+  if (!first) return run;
+  const uint64_t v0 = first->version();
+  net.RunFor(1000);
+
+  net.Pause(owner);
+  EXPECT_TRUE(net.RunUntil([&] { return net.node(other)->ring().Owns(key_id); }, 20'000))
+      << "seed " << seed;
+  if (join_between) {
+    for (int i = 0; i < 100'000; ++i) {
+      const std::string a =
+          "10.0.2." + std::to_string(1 + i % 250) + ":" + std::to_string(4000 + i / 250);
+      if (Id::InOpen(Id::Sha1(a), Id::Sha1(owner), Id::Sha1(order[1]))) {
+        other = a;
+        break;
+      }
+    }
+    EXPECT_NE(other, order[1]);
+    net.AddNode(other, config, order[1]);
+    addrs.push_back(other);
+    EXPECT_TRUE(net.RunUntil(
+        [&] {
+          const ChordNode* n = net.node(other);
+          return n != nullptr && n->joined() && !n->ring().awaiting_transfer &&
+                 n->ring().Owns(key_id);
+        },
+        20'000))
+        << "seed " << seed;
+  }
+  net.Resume(owner);
+  EXPECT_TRUE(net.node(owner)->ring().Owns(key_id)) << "seed " << seed;
+  run.window = net.node(other)->ring().Owns(key_id);
+
+  std::set<std::string> targets;
+  for (const NodeRef& t : net.node(owner)->ReplicaTargets()) targets.insert(t.addr);
+  net.SetDelay([owner, targets](const std::string& from, const std::string& to) -> uint64_t {
+    return to == owner && targets.count(from) != 0 ? 30 : 0;
+  });
+  std::map<std::string, std::optional<wire::DataResponse>> answers;
+  int pending = 2;
+  for (const std::string& at : {owner, other}) {
+    net.ClientCall(at, PutIfRequest(k, "1 from " + at, v0), 20'000,
+                   [&answers, &pending, at](const wire::Envelope* r) {
+                     --pending;
+                     if (r != nullptr && r->has_data_resp()) answers[at] = r->data_resp();
+                   });
+  }
+  EXPECT_TRUE(net.RunUntil([&] { return pending == 0; }, 30'000)) << "seed " << seed;
+  for (const auto& [at, a] : answers) {
+    EXPECT_TRUE(a) << "seed " << seed << " at " << at;
+    if (!a) continue;
+    if (a->code() == wire::OK) {
+      ++run.oks;
+      run.held = "1 from " + at;
+    } else {
+      EXPECT_TRUE(a->code() == wire::CONFLICT || a->code() == wire::UNAVAILABLE)
+          << "seed " << seed << " at " << at << ": " << a->error();
+    }
+  }
+  for (const ChordNode* n : net.LiveNodes()) run.refused += n->counters().condition_reads_refused;
+
+  // Once the ring has settled, every holder keeps the one that held.
+  net.SetDelay(nullptr);
+  net.RunFor(5000);
+  auto settled = ClockwiseFromOwner(k, addrs);
+  settled.resize(std::min<size_t>(static_cast<size_t>(replicas), settled.size()));
+  for (const auto& h : settled) {
+    wire::Record rec;
+    EXPECT_TRUE(net.store(h)->Get(key_id, k, &rec).ok()) << "seed " << seed << " at " << h;
+    EXPECT_EQ(rec.value(), run.held) << "seed " << seed << " at " << h;
+  }
+  return run;
+}
+
 TEST(ReplicationTest, AResumedOwnerAndTheSuccessorThatTookItsArcDoNotBothDecide) {
   // An owner paused long enough for its successor to take its arc over runs again believing
   // it still owns the arc, until the successor takes it back as its predecessor (a
-  // stabilization round). In that window both decide conditional writes of the arc's keys. A
-  // compare-and-set sent to each at once, from the same version, would both hold (the
-  // owner's read of its replicas reaches the successor before the successor's own decision):
-  // two acknowledged increments from one state. A replica that owns the key itself refuses
-  // the owner's condition read, so only one of the two holds.
-  int windows = 0;  // seeds where the successor still owned the arc when both were sent
-  for (uint64_t seed = 1; seed <= 8; ++seed) {
-    SimNetwork net(Net(seed));
-    const auto addrs = StartRing(net, 5);
-    const std::string k = "counter";
-    const Id key_id = Id::Sha1(k);
-    const auto order = ClockwiseFromOwner(k, addrs);
-    const std::string owner = order[0];
-    const std::string successor = order[1];
-    auto first = Put(net, owner, k, "0");
-    ASSERT_TRUE(first && first->code() == wire::OK) << "seed " << seed;
-    const uint64_t v0 = first->version();
-    net.RunFor(1000);
-
-    // Paused until the successor owns the key (it took the arc over), then running again.
-    net.Pause(owner);
-    ASSERT_TRUE(net.RunUntil([&] { return net.node(successor)->ring().Owns(key_id); }, 20'000))
-        << "seed " << seed;
-    net.Resume(owner);
-    ASSERT_TRUE(net.node(owner)->ring().Owns(key_id)) << "seed " << seed;
-    if (net.node(successor)->ring().Owns(key_id)) ++windows;
-
-    // The same increment, from the same version, at each of them at once; the owner's
-    // replicas' answers take 30 ms to reach it, so that the successor decides meanwhile.
-    net.SetDelay([&order](const std::string& from, const std::string& to) -> uint64_t {
-      return to == order[0] && (from == order[1] || from == order[2]) ? 30 : 0;
-    });
-    std::map<std::string, std::optional<wire::DataResponse>> answers;
-    int pending = 2;
-    for (const std::string& at : {owner, successor}) {
-      wire::Envelope e;
-      e.mutable_put()->set_key(k);
-      e.mutable_put()->set_value("1 from " + at);
-      e.mutable_put()->set_if_version(v0);
-      net.ClientCall(at, std::move(e), 20'000, [&answers, &pending, at](const wire::Envelope* r) {
-        --pending;
-        if (r != nullptr && r->has_data_resp()) answers[at] = r->data_resp();
-      });
+  // stabilization round). In that window both decide conditional writes of the arc's keys:
+  // a compare-and-set at each from one version would both hold (the owner's read of its
+  // replicas reaching the successor before the successor's own decision), two acknowledged
+  // increments from one state. A replica that owns the key itself refuses the owner's
+  // condition read, so only one holds. With two processes and R = 2 the successor is alone
+  // meanwhile (it owns every key).
+  for (const auto& [nodes, replicas] : {std::pair{5, 3}, std::pair{2, 2}}) {
+    int windows = 0;
+    uint64_t refused = 0;
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+      const PauseRun run = CasAtBothAfterAPause(seed, nodes, replicas, /*join_between=*/false);
+      EXPECT_EQ(run.oks, 1) << nodes << " nodes, seed " << seed << ": not exactly one held";
+      windows += run.window ? 1 : 0;
+      refused += run.refused;
     }
-    ASSERT_TRUE(net.RunUntil([&] { return pending == 0; }, 30'000)) << "seed " << seed;
-    std::string held;
-    int oks = 0;
-    for (const auto& [at, a] : answers) {
-      ASSERT_TRUE(a) << "seed " << seed << " at " << at;
-      if (a->code() == wire::OK) {
-        ++oks;
-        held = "1 from " + at;
-      } else {
-        EXPECT_TRUE(a->code() == wire::CONFLICT || a->code() == wire::UNAVAILABLE)
-            << "seed " << seed << " at " << at << ": " << a->error();
-      }
-    }
-    EXPECT_EQ(oks, 1) << "seed " << seed << ": both decided from version " << v0;
-
-    // Once the ring has settled, every holder keeps the one that held.
-    net.RunFor(5000);
-    wire::Record rec;
-    for (size_t i = 0; i < 3; ++i) {
-      ASSERT_TRUE(net.store(order[i])->Get(key_id, k, &rec).ok()) << "seed " << seed;
-      EXPECT_EQ(rec.value(), held) << "seed " << seed << " at " << order[i];
-    }
+    // The case the test is about happened, and the rule acted.
+    EXPECT_GT(windows, 0) << nodes << " nodes";
+    EXPECT_GT(refused, 0u) << nodes << " nodes";
   }
-  // The case the test is about happened: the successor had not taken the owner back yet.
+}
+
+TEST(ReplicationTest, AResumedOwnerWithANewNodeBetweenItAndItsSuccessorDoesNotDecide) {
+  // While the owner was paused a node joined between it and its successor and took the key
+  // (its predecessor is the one the successor had adopted). The owner's replicas, its old
+  // successors, do not own the key; but the first of them has the new node, not the owner,
+  // as its predecessor, and refuses the owner's condition read until the ring has settled.
+  int windows = 0;
+  uint64_t refused = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const PauseRun run = CasAtBothAfterAPause(seed, 5, 3, /*join_between=*/true);
+    EXPECT_EQ(run.oks, 1) << "seed " << seed << ": not exactly one held";
+    windows += run.window ? 1 : 0;
+    refused += run.refused;
+  }
   EXPECT_GT(windows, 0);
+  EXPECT_GT(refused, 0u);
 }
 
 TEST(ReplicationTest, AConditionReadGetsTheRecordsHeaderAndNoneFromAnOwnerOfTheKey) {

@@ -1,5 +1,6 @@
 #include "node/core/data/owner_service.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -183,14 +184,11 @@ void OwnerService::Serve(wire::Envelope& request, OpRef requester, std::optional
     if ((!ring.joined() && ring.state != NodeState::kLeaving) || ring.awaiting_transfer) {
       return Refuse(requester, wire::UNAVAILABLE, ring.self.addr + " has not joined the ring yet");
     }
-    if (request.get().for_condition() && ring.RangeStart() && ring.Owns(key_id)) {
-      // The asker decides a conditional write as owner, but this node owns the key too: it took
-      // the asker's arc over (the asker paused, or was cut off) and has not taken the asker back
-      // as its predecessor. Either may be deciding; the asker must not (ReplicaReads). (A node
-      // that does not know where its range starts, a new member before its predecessor has
-      // notified it, claims no arc of anyone's here.)
-      return Refuse(requester, wire::NOT_OWNER,
-                    ring.self.addr + " owns the key itself until it takes the asker back");
+    if (request.get().for_condition()) {
+      if (std::string refused = RefuseConditionRead(request.get(), key_id); !refused.empty()) {
+        ++ctx_.counters.condition_reads_refused;
+        return Refuse(requester, wire::NOT_OWNER, std::move(refused));
+      }
     }
     Status s;
     const KeptRecord::Use rec(&read_);
@@ -206,6 +204,30 @@ void OwnerService::Serve(wire::Envelope& request, OpRef requester, std::optional
   if (!StillOwner(key_id, requester)) return;
   if (request.has_get()) return ServeGet(request.get(), key_id, requester);
   ServeWrite(request, key_id, requester, take_fields);
+}
+
+std::string OwnerService::RefuseConditionRead(const wire::GetRequest& get, const Id& key_id) {
+  RingState& ring = ctx_.ring;
+  if (ring.Owns(key_id)) {
+    // The asker decides a conditional write as owner, but this node would decide it too: it
+    // took the asker's arc over (the asker paused, or was cut off) and has not taken the asker
+    // back as its predecessor. The asker must not decide (ReplicaReads).
+    return ring.self.addr + " owns the key itself";
+  }
+  if (!get.has_asker()) return "";
+  // This node is the asker's first replica: the node that takes the asker's arc over when it
+  // finds the asker dead. Its predecessor must be of the asker's process (else another node,
+  // one that joined between them or took the arc, may own the key); then it keeps that
+  // predecessor for an RPC timeout, whatever its checks of it say, and the asker decides
+  // within that (ReplicaReads::ReadForCondition).
+  const auto asker = NodeRef::FromWire(get.asker());
+  if (!asker || !ring.predecessor || !ring.predecessor->SameProcess(*asker)) {
+    return ring.self.addr + "'s predecessor is " +
+           (ring.predecessor ? ring.predecessor->addr : std::string("unknown")) + ", not the asker";
+  }
+  ring.predecessor_held_until_ms =
+      std::max(ring.predecessor_held_until_ms, ctx_.now.mono_ms + ctx_.config.rpc_timeout_ms);
+  return "";
 }
 
 bool OwnerService::StillOwner(const Id& key_id, OpRef requester) {

@@ -58,6 +58,9 @@ class OwnerService {
     size_t held_bytes = 0;  // charged to ctx_.owned() until answered
   };
 
+  // Why this node, a replica, refuses an owner's condition read of `key_id` (empty: it does
+  // not); see ReplicaReads. Holds the predecessor when it confirms it.
+  std::string RefuseConditionRead(const wire::GetRequest& get, const Id& key_id);
   // Reads the local copy (owner or replica) into `record`; a tombstone reads as NOT_FOUND.
   // An answer with code OK takes the record's value (moved: `record` is left without it);
   // with `header_only` the value is not read, and the answer has none.

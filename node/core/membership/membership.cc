@@ -88,6 +88,9 @@ void Membership::OnPredecessorPing(const wire::Envelope* response) {
   RingState& ring = ctx_.ring;
   const NodeRef p = pinged_predecessor_;
   if (response != nullptr || !ring.predecessor || !(*ring.predecessor == p)) return;
+  // It is deciding a conditional write on our word that it is our predecessor: kept until
+  // that word runs out (the next check decides).
+  if (ctx_.now.mono_ms < ring.predecessor_held_until_ms) return;
   ring.DropFinger(p);
   ctx_.Log(LogLevel::kInfo, "predecessor " + p.Describe() + " did not answer; cleared");
   updates_.SetPredecessor(std::nullopt, p.id);

@@ -93,14 +93,16 @@ void NeighbourNotices::OnNotifierState(const Check& check, const wire::Envelope*
 void NeighbourNotices::OnPredecessorPing(const Check& check, const wire::Envelope* response) {
   RingState& ring = ctx_.ring;
   if (response != nullptr || !ring.predecessor || !(*ring.predecessor == check.asked)) return;
+  // Kept while it may be deciding on our word (Membership::OnPredecessorPing); the candidate
+  // notifies again.
+  if (ctx_.now.mono_ms < ring.predecessor_held_until_ms) return;
   ring.DropFinger(check.asked);
   // The candidate is adopted only once it has answered us itself.
   Ask(kConfirmNotifier, Check{check.candidate, check.candidate, check.wants_keys, {}});
   updates_.SetPredecessor(std::nullopt, check.asked.id);
 }
 
-void NeighbourNotices::HandleLeave(ReplyToken from, const wire::Envelope& request,
-                                   bool verified) {
+void NeighbourNotices::HandleLeave(ReplyToken from, const wire::Envelope& request, bool verified) {
   ctx_.out.Reply(from, request.request_id(), msg::EmptyAnswer(request));
   auto leaver = NodeRef::FromWire(request.leave().node());
   if (!leaver || !ctx_.ring.joined()) return;

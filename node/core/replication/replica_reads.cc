@@ -37,13 +37,14 @@ void ReplicaReads::ReadMiss(const std::string& key, wire::DataResponse not_found
 void ReplicaReads::ReadForCondition(const std::string& key, OpRef requester) {
   wire::DataResponse none;
   none.set_code(wire::NOT_FOUND);
-  // Three quarters of an RPC timeout, and answers count only within it (Finish). A successor
-  // takes this node's arc over only after an RPC to it went unanswered for a whole one, so
-  // answers saying that no replica owns the key still hold when this node decides on them,
-  // even if it was paused just after they came; the last quarter covers this node's loop turn
-  // and the way there. An empty holder's quick "none" must not decide alone: a holder as slow
-  // as half a timeout may hold the key. (Its coordinator allows a conditional write one RPC
-  // timeout more than a plain one for this read.)
+  // Three quarters of an RPC timeout, and answers count only within it (Finish). The first
+  // replica, confirming this node as its predecessor, keeps it so for a whole RPC timeout from
+  // its answer (OwnerService::RefuseConditionRead), which came after the question: so it does
+  // not take this node's arc over before this node has decided, even if this node was paused
+  // just after the answers came. The last quarter is the margin. An empty holder's quick
+  // "none" must not decide alone: a holder as slow as half a timeout may hold the key. (Its
+  // coordinator allows a conditional write one RPC timeout more than a plain one for this
+  // read.)
   ReadReplicasForOwner(key, std::move(none), requester, /*every=*/true,
                        std::max<uint64_t>(1, ctx_.config.rpc_timeout_ms * 3 / 4));
 }
@@ -76,7 +77,10 @@ void ReplicaReads::Ask(uint64_t id, const std::string& key, const std::vector<No
     for (const NodeRef& h : holders) op.holders.push_back(h.addr);
   }
   for (size_t i = 0; i < holders.size(); ++i) {
-    ctx_.out.Send(holders[i], msg::ReplicaGet(key, /*for_condition=*/op.every), timeout_ms,
+    // A condition read names this node to its first replica, which must confirm it as its
+    // predecessor (OwnerService::RefuseConditionRead).
+    const NodeRef* asker = op.every && i == 0 ? &ctx_.self() : nullptr;
+    ctx_.out.Send(holders[i], msg::ReplicaGet(key, /*for_condition=*/op.every, asker), timeout_ms,
                   OpRef{OpKind::kReplicaRead, kRead, static_cast<uint16_t>(i), id});
   }
 }
@@ -97,7 +101,9 @@ void ReplicaReads::OnRpc(OpRef ref, const wire::Envelope* response) {
     const bool copy_or_none = d.code() == wire::OK || d.code() == wire::NOT_FOUND;
     if (copy_or_none) ++op.answered;
     if (op.every && d.code() == wire::NOT_OWNER && ref.index < op.holders.size()) {
-      op.contested_by = op.holders[ref.index];  // it owns the key itself (OwnerService::Serve)
+      // It owns the key itself, or does not take this node as its predecessor
+      // (OwnerService::RefuseConditionRead); what it said, cut short.
+      op.refused = op.holders[ref.index] + " answered \"" + d.error().substr(0, 160) + "\"";
     }
     // The newest version seen wins (equal versions: the higher writer, as records are
     // ordered); a tombstone is a NOT_FOUND with a version.
@@ -115,14 +121,13 @@ void ReplicaReads::Finish(uint64_t id) {
   ReadOp op = std::move(ops_[id]);
   ops_.erase(id);
   std::string unavailable;  // why the answer is UNAVAILABLE, if it is
-  if (op.every && !op.contested_by.empty()) {
-    // Both believe they own the key (this node's successor took its arc over while it was
-    // paused or cut off, and has not taken it back): deciding here could repeat a decision
-    // made there. The ring settles within a stabilization round.
+  if (op.every && !op.refused.empty()) {
+    // Another node may own the key too (this node's successor took its arc over while it was
+    // paused or cut off and has not taken it back, or a node joined between them): deciding
+    // here could repeat a decision made there. The ring settles within a stabilization round.
     unavailable = "the owner " + ctx_.self().addr +
-                  " checks a condition against every replica and " + op.contested_by +
-                  " still owns the key itself (the ring is settling after a pause or a cut); "
-                  "retry";
+                  " checks a condition against every replica and its replica " + op.refused +
+                  " (the ring is settling after a pause, a cut or a join); retry";
   } else if (op.any && !op.owner_miss && op.best.code() == wire::NOT_FOUND &&
              op.best.version() == 0) {
     // A fall-back read asks the holders named by a lookup that reached a dead or departed
@@ -148,8 +153,10 @@ void ReplicaReads::Finish(uint64_t id) {
                   std::to_string(op.answered) + " of its " + std::to_string(op.asked) +
                   " replicas answered (the silent one may hold the newest version); retry";
   } else if (op.every && ctx_.now.mono_ms - op.sent_ms > op.timeout_ms) {
-    // Answers held back (this node was paused, or its loop stalled): a replica may have taken
-    // the arc over since it answered.
+    // Answers held back (this node was paused, or its loop stalled): the first replica keeps
+    // this node as its predecessor for an RPC timeout from its answer only, and may have taken
+    // the arc over since.
+    ++ctx_.counters.condition_reads_late;
     unavailable = "the owner " + ctx_.self().addr +
                   " checks a condition against every replica and their answers came too late to "
                   "decide on; retry";

@@ -6,10 +6,11 @@
 // hand-over was partial), so it asks its replicas and answers with the newest version they hold
 // (NOT_FOUND if they hold none), or UNAVAILABLE if none of them answered. A condition read is
 // the owner's too, before every conditional write (its own record may be missing or older):
-// every replica must answer within three quarters of an RPC timeout, and none may own the key
-// itself (a successor that took this node's arc over and has not taken it back), else the
-// answer is UNAVAILABLE; it names the newest record's writer and carries no value (replicas
-// answer a condition read with their copies' headers). The answers to a quorum read's
+// every replica must answer within three quarters of an RPC timeout, none may own the key
+// itself (a successor that took this node's arc over and has not taken it back), and the first
+// must take this node's process as its predecessor, else the answer is UNAVAILABLE; it names
+// the newest record's writer and carries no value (replicas answer with their copies'
+// headers). The answers to a quorum read's
 // repairs (OpKind::kRepair) are counted here. Each read is a ReadOp owned here; answers go to
 // the requester's OpRef. The node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
@@ -50,7 +51,7 @@ class ReplicaReads {
     uint64_t sent_ms = 0;              // when the holders were asked (monotonic)
     uint64_t timeout_ms = 0;           // how long they were given
     std::vector<std::string> holders;  // a condition read's holders, by OpRef::index
-    std::string contested_by;          // a condition read's holder that owns the key itself
+    std::string refused;               // a condition read's refusal: who, and what it said
     wire::DataResponse best;
   };
 
