@@ -125,7 +125,16 @@ std::string AdmissionProblem(const Sender& sender, const wire::Envelope& request
     }
     return "";
   }
-  if (role == Role::kMember) return "";
+  if (role == Role::kMember) {
+    // A condition read names its asker (GetRequest.asker), which its first replica holds as
+    // its predecessor: the member itself.
+    if (request.has_get() && request.get().has_asker() &&
+        !SpeaksForItself(sender, request.get().asker().addr())) {
+      return "a member may speak only for itself: this connection is " + sender.member_addr +
+             "'s, but the get names \"" + request.get().asker().addr() + "\" as its asker";
+    }
+    return "";
+  }
   if (request.has_list_keys() && role != Role::kAdmin) {
     return "listing every key needs an admin certificate; this one may read" +
            std::string(role == Role::kWriter ? " and write" : "");

@@ -207,11 +207,12 @@ void NodeRuntime::Run() {
 
 Clock NodeRuntime::Now() const {
   Clock c;
-  // The loop's time is read once per turn; a process stopped within a turn (SIGSTOP after
-  // epoll_wait returned) would hand what it then reads an old time (ReplicaReads decides on
-  // the age of answers), so it is read afresh for every input.
-  uv_update_time(loop_.get());
-  c.mono_ms = uv_now(loop_.get());
+  // Read afresh for every input, not the loop's time (uv_now, read once per turn): a process
+  // stopped within a turn (SIGSTOP after epoll_wait returned) would hand what it then reads an
+  // old time, and ReplicaReads decides on the age of answers. The loop's own time is left
+  // alone (moving it inside a timer callback would let due timers run on without polling).
+  // Same clock as uv_now, so the wake timers armed against it agree.
+  c.mono_ms = uv_hrtime() / 1'000'000;
   c.wall_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                         std::chrono::system_clock::now().time_since_epoch())
                                         .count());

@@ -97,6 +97,11 @@ TEST(AdmissionTest, AClientsWriteLosesWhatOnlyACoordinatorMaySet) {
   EXPECT_TRUE(CarriesCoordinatorFields(get));
   EXPECT_FALSE(ClientRequest(get).get().from_replica());
   EXPECT_EQ(ClientRequest(get).get().key(), "k");
+  // So is a condition read, and the asker it names.
+  const wire::Envelope condition = msg::ReplicaGet("k", /*for_condition=*/true, &kOther);
+  EXPECT_TRUE(CarriesCoordinatorFields(condition));
+  EXPECT_FALSE(ClientRequest(condition).get().for_condition());
+  EXPECT_FALSE(ClientRequest(condition).get().has_asker());
   EXPECT_TRUE(IsClient(Sender::Client(Role::kWriter)));
   EXPECT_FALSE(IsClient(Sender{}));
   EXPECT_FALSE(IsClient(Sender::Member("10.0.0.1:4000", 1)));
@@ -124,12 +129,15 @@ TEST(AdmissionTest, AMemberSpeaksOnlyForItself) {
   };
   for (const auto& [who, addr] : not_itself) {
     const NodeRef n = NodeRef::ForAddress(addr);
+    EXPECT_NE(AdmissionProblem(who, msg::ReplicaGet("k", /*for_condition=*/true, &n)), "") << addr;
     for (const auto& e : {msg::Notify(n, false), msg::Leave(n, std::nullopt, {}),
                           msg::Transfer(n, {}, true), msg::Replicate(n, {}),
                           msg::SyncDigest(n, Id(), Id(), {})}) {
       EXPECT_NE(AdmissionProblem(who, e), "") << addr << " " << e.ShortDebugString();
     }
   }
+  // A condition read naming the member itself as its asker.
+  EXPECT_EQ(AdmissionProblem(member, msg::ReplicaGet("k", /*for_condition=*/true, &kSelf)), "");
   // A member is also a client of every data operation.
   EXPECT_EQ(AdmissionProblem(member, msg::Put("k", "v")), "");
   EXPECT_EQ(AdmissionProblem(member, ListKeys()), "");
