@@ -38,13 +38,13 @@ void ReplicaReads::ReadForCondition(const std::string& key, OpRef requester) {
   wire::DataResponse none;
   none.set_code(wire::NOT_FOUND);
   // Three quarters of an RPC timeout, and answers count only within it (Finish). The first
-  // replica, confirming this node as its predecessor, keeps it so for a whole RPC timeout from
-  // its answer (OwnerService::RefuseConditionRead), which came after the question: so it does
-  // not take this node's arc over before this node has decided, even if this node was paused
-  // just after the answers came. The last quarter is the margin. An empty holder's quick
-  // "none" must not decide alone: a holder as slow as half a timeout may hold the key. (Its
-  // coordinator allows a conditional write one RPC timeout more than a plain one for this
-  // read.)
+  // replica, confirming this node as its predecessor, does not drop it for a missed check
+  // during a whole RPC timeout from its answer (OwnerService::RefuseConditionRead), which came
+  // after the question: so it does not take this node's arc over before this node has
+  // decided, even if this node was paused just after the answers came. The last quarter is
+  // the margin. An empty holder's quick "none" must not decide alone: a holder as slow as half
+  // a timeout may hold the key. (Its coordinator allows a conditional write one RPC timeout
+  // more than a plain one for this read.)
   ReadReplicasForOwner(key, std::move(none), requester, /*every=*/true,
                        std::max<uint64_t>(1, ctx_.config.rpc_timeout_ms * 3 / 4));
 }

@@ -10,9 +10,8 @@
 // itself (a successor that took this node's arc over and has not taken it back), and the first
 // must take this node's process as its predecessor, else the answer is UNAVAILABLE; it names
 // the newest record's writer and carries no value (replicas answer with their copies'
-// headers). The answers to a quorum read's
-// repairs (OpKind::kRepair) are counted here. Each read is a ReadOp owned here; answers go to
-// the requester's OpRef. The node's thread only.
+// headers). The answers to a quorum read's repairs (OpKind::kRepair) are counted here. Each
+// read is a ReadOp owned here; answers go to the requester's OpRef. The node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 #define CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 
