@@ -51,6 +51,9 @@ struct RingState {
   std::vector<NodeRef> process_vnodes;  // every ring position of this process, self included
 
   bool joined() const { return state == NodeState::kJoined; }
+  // Whether the predecessor may not be dropped for a missed check at `now_ms`
+  // (predecessor_held_until_ms).
+  bool PredecessorHeld(uint64_t now_ms) const { return now_ms < predecessor_held_until_ms; }
   // The head of the successor list, or self when alone.
   const NodeRef& successor() const { return successors.empty() ? self : successors.front(); }
 

@@ -332,11 +332,8 @@ wire::Envelope PutIfRequest(const std::string& k, const std::string& v, uint64_t
 std::optional<wire::DataResponse> PutIf(SimNetwork& net, const std::string& addr,
                                         const std::string& k, const std::string& v, bool if_absent,
                                         uint64_t if_version) {
-  wire::Envelope e;
-  e.mutable_put()->set_key(k);
-  e.mutable_put()->set_value(v);
+  wire::Envelope e = PutIfRequest(k, v, if_version);
   e.mutable_put()->set_if_absent(if_absent);
-  e.mutable_put()->set_if_version(if_version);
   return DataCall(net, addr, std::move(e));
 }
 

@@ -90,7 +90,7 @@ void Membership::OnPredecessorPing(const wire::Envelope* response) {
   if (response != nullptr || !ring.predecessor || !(*ring.predecessor == p)) return;
   // It is deciding a conditional write on our word that it is our predecessor: kept until
   // that word runs out (the next check decides).
-  if (ctx_.now.mono_ms < ring.predecessor_held_until_ms) return;
+  if (ring.PredecessorHeld(ctx_.now.mono_ms)) return;
   ring.DropFinger(p);
   ctx_.Log(LogLevel::kInfo, "predecessor " + p.Describe() + " did not answer; cleared");
   updates_.SetPredecessor(std::nullopt, p.id);

@@ -95,7 +95,7 @@ void NeighbourNotices::OnPredecessorPing(const Check& check, const wire::Envelop
   if (response != nullptr || !ring.predecessor || !(*ring.predecessor == check.asked)) return;
   // Kept while it may be deciding on our word (Membership::OnPredecessorPing); the candidate
   // notifies again.
-  if (ctx_.now.mono_ms < ring.predecessor_held_until_ms) return;
+  if (ring.PredecessorHeld(ctx_.now.mono_ms)) return;
   ring.DropFinger(check.asked);
   // The candidate is adopted only once it has answered us itself.
   Ask(kConfirmNotifier, Check{check.candidate, check.candidate, check.wants_keys, {}});
