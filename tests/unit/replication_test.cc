@@ -706,6 +706,108 @@ TEST(ReplicationTest, AnOwnerPausedWithItsReplicasAnswersInHandDoesNotDecideOnTh
   }
 }
 
+TEST(ReplicationTest, ANodeJoiningBetweenAnOwnerAndItsFirstReplicaDuringItsHoldWaitsForItsKeys) {
+  // The owner asks its replicas before a compare-and-set; its first replica confirms it and
+  // holds it as predecessor for an RPC timeout, and the answers take 200 ms to come back
+  // (within three quarters of the 300-ms timeout, so the owner decides on them). Meanwhile a
+  // node joins between the two through the owner's predecessor, which no longer hears the owner
+  // and has dropped it: the new node's predecessor is that node, so it owns the owner's arc
+  // until the owner notifies it. The first replica adopts it (a closer predecessor) and refuses
+  // the owner from then on, but the owner still decides on the answers it has. Given its keys
+  // at once, the new node would decide from the same version too; they come once the hold has
+  // ended. (The owner's wall clock runs ahead, so that its write, stamped when the request
+  // came, would win at the replicas.)
+  int windows = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    SimNetwork net(Net(seed));
+    NodeConfig config = ReplicatedConfig();
+    config.max_clock_skew_ms = 30'000;  // requests to the owner carry deadlines by other clocks
+    std::vector<std::string> addrs = StartRing(net, 5, config);
+    const std::string k = "counter";
+    const Id key_id = Id::Sha1(k);
+    const auto order = ClockwiseFromOwner(k, addrs);
+    const std::string owner = order[0];
+    const std::string first = order[1];
+    const std::string before = order[4];
+    std::string joiner;
+    for (int i = 0; i < 100'000 && joiner.empty(); ++i) {
+      const std::string a =
+          "10.0.2." + std::to_string(1 + i % 250) + ":" + std::to_string(4000 + i / 250);
+      if (Id::InOpen(Id::Sha1(a), Id::Sha1(owner), Id::Sha1(first))) joiner = a;
+    }
+    ASSERT_FALSE(joiner.empty());
+    net.SetWallSkew(owner, 10'000);
+    auto put = Put(net, owner, k, "0");
+    ASSERT_TRUE(put && put->code() == wire::OK) << "seed " << seed;
+    const uint64_t v0 = put->version();
+    net.RunFor(1000);
+
+    // The owner's predecessor stops hearing the owner and drops it.
+    net.SetPartition([owner, before](const std::string& from, const std::string& to) {
+      return from == owner && to == before;
+    });
+    ASSERT_TRUE(
+        net.RunUntil([&] { return net.node(before)->ring().successor().addr == first; }, 20'000))
+        << "seed " << seed;
+
+    std::set<std::string> targets;
+    for (const NodeRef& t : net.node(owner)->ReplicaTargets()) targets.insert(t.addr);
+    ASSERT_EQ(targets.count(first), 1u) << "seed " << seed;
+    net.SetDelay([owner, targets](const std::string& from, const std::string& to) -> uint64_t {
+      return to == owner && targets.count(from) != 0 ? 200 : 0;
+    });
+    std::map<std::string, std::optional<wire::DataResponse>> answers;
+    int pending = 0;
+    auto cas = [&](const std::string& at) {
+      ++pending;
+      net.ClientCall(at, PutIfRequest(k, "1 from " + at, v0), 20'000,
+                     [&answers, &pending, at](const wire::Envelope* r) {
+                       --pending;
+                       if (r != nullptr && r->has_data_resp()) answers[at] = r->data_resp();
+                     });
+    };
+    cas(owner);
+    ASSERT_TRUE(
+        net.RunUntil([&] { return net.node(first)->ring().PredecessorHeld(net.now_ms()); }, 1000))
+        << "seed " << seed;
+    net.AddNode(joiner, config, before);
+    addrs.push_back(joiner);
+    ASSERT_TRUE(net.RunUntil([&] { return net.node(joiner)->joined(); }, 1000)) << "seed " << seed;
+    const RingState& joined = net.node(joiner)->ring();
+    const bool window = joined.predecessor && joined.predecessor->addr == before;
+    windows += window ? 1 : 0;
+    cas(joiner);
+    ASSERT_TRUE(net.RunUntil([&] { return pending == 0; }, 30'000)) << "seed " << seed;
+
+    int oks = 0;
+    std::string held;
+    for (const auto& [at, a] : answers) {
+      EXPECT_TRUE(a) << "seed " << seed << " at " << at;
+      if (!a) continue;
+      if (a->code() == wire::OK) {
+        ++oks;
+        held = "1 from " + at;
+      } else {
+        EXPECT_TRUE(a->code() == wire::CONFLICT || a->code() == wire::UNAVAILABLE)
+            << "seed " << seed << " at " << at << ": " << a->error();
+      }
+    }
+    EXPECT_EQ(oks, 1) << "seed " << seed << (window ? " (the new node took the arc)" : "")
+                      << ": not exactly one held";
+    net.SetPartition(nullptr);
+    net.SetDelay(nullptr);
+    net.RunFor(5000);
+    auto settled = ClockwiseFromOwner(k, addrs);
+    settled.resize(3);
+    for (const auto& h : settled) {
+      wire::Record rec;
+      EXPECT_TRUE(net.store(h)->Get(key_id, k, &rec).ok()) << "seed " << seed << " at " << h;
+      EXPECT_EQ(rec.value(), held) << "seed " << seed << " at " << h;
+    }
+  }
+  EXPECT_GT(windows, 0);
+}
+
 TEST(ReplicationTest, ANewerTombstoneOnTheReplicasDecidesButTheirClocksDoNotExpireTheOwners) {
   // The replicas' newest record decides a condition when it is newer than the owner's, a
   // deletion included. But a replica whose clock is ahead answers the owner's own record with

@@ -219,8 +219,8 @@ std::string OwnerService::RefuseConditionRead(const wire::GetRequest& get, const
   // finds the asker dead. Its predecessor must be of the asker's process (else another node,
   // one that joined between them or took the arc, may own the key); then it does not drop that
   // predecessor for a missed check during the next RPC timeout, and the asker decides within
-  // that (ReplicaReads::ReadForCondition). A closer predecessor that notifies is still adopted:
-  // joins do not wait for conditional writes (README "Compare-and-set").
+  // that (ReplicaReads::ReadForCondition). A closer predecessor that notifies is still adopted,
+  // but gets its keys only once that hold has ended (ReplicationPolicy).
   const auto asker = NodeRef::FromWire(get.asker());
   if (!asker || !ring.predecessor || !ring.predecessor->SameProcess(*asker)) {
     return ring.self.addr + "'s predecessor is " +

@@ -3,7 +3,8 @@
 // processes of the owner's successor list (Dynamo's preference list, skipping other vnodes of
 // the same process). As the MembershipListener it decides what a new or notifying
 // predecessor gets: with one copy, the records of its new range move to it at once; with
-// replication, a new node that waits for its keys gets copies of everything it will hold.
+// replication, a new node that waits for its keys gets copies of everything it will hold,
+// once the predecessor before it can no longer decide a conditional write on this node's word.
 // Used by the replication parts, the owner service and the data service; the node's thread.
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICATION_POLICY_H_
 #define CHORD_NODE_CORE_REPLICATION_REPLICATION_POLICY_H_
@@ -44,8 +45,15 @@ class ReplicationPolicy final : public MembershipListener {
   }
   void OnNotifiedByPredecessor(bool wants_keys, bool adopted) override {
     if (replicated()) {
-      // A new predecessor that waits for its keys gets copies of all it will hold.
-      if (wants_keys) hand_over_.ToPredecessor(/*announce=*/true, /*keep_copies=*/true);
+      // A new predecessor that waits for its keys gets copies of all it will hold; but not
+      // while this node holds its predecessor for a conditional write (RingState::
+      // PredecessorHeld): the node that asked may still decide on this node's answer, and the
+      // new one, once it has its keys, could decide the same key if its predecessor is one
+      // that had dropped the asker. It notifies again each stabilization round; the hold ends
+      // within an RPC timeout, as the asker is refused from now on.
+      if (wants_keys && !ctx_.ring.PredecessorHeld(ctx_.now.mono_ms)) {
+        hand_over_.ToPredecessor(/*announce=*/true, /*keep_copies=*/true);
+      }
       return;
     }
     // Same predecessor as before: hand over anything of its range still here (a previous
