@@ -808,6 +808,127 @@ TEST(ReplicationTest, ANodeJoiningBetweenAnOwnerAndItsFirstReplicaDuringItsHoldW
   EXPECT_GT(windows, 0);
 }
 
+// A client incrementing a counter by compare-and-set through one node: it reads the counter,
+// writes n+1 if it is still at the version read, and starts again 20 ms after any answer.
+// Every increment acknowledged goes to `acked`.
+class CasIncrementer {
+ public:
+  CasIncrementer(SimNetwork& net, std::string at, std::string key, std::vector<int>* acked)
+      : net_(net), at_(std::move(at)), key_(std::move(key)), acked_(acked) {}
+  void Start() { Read(); }
+  void Stop() { stopped_ = true; }
+  bool idle() const { return idle_; }
+
+ private:
+  void Read() {
+    idle_ = stopped_;
+    if (stopped_) return;
+    wire::Envelope e;
+    e.mutable_get()->set_key(key_);
+    net_.ClientCall(at_, std::move(e), 5'000, [this](const wire::Envelope* r) {
+      if (r == nullptr || !r->has_data_resp() || r->data_resp().code() != wire::OK) return Later();
+      Write(std::stoi(r->data_resp().value()) + 1, r->data_resp().version());
+    });
+  }
+  void Write(int next, uint64_t version) {
+    net_.ClientCall(at_, PutIfRequest(key_, std::to_string(next), version), 20'000,
+                    [this, next](const wire::Envelope* r) {
+                      if (r != nullptr && r->has_data_resp() && r->data_resp().code() == wire::OK) {
+                        acked_->push_back(next);
+                      }
+                      Later();
+                    });
+  }
+  void Later() {
+    net_.At(20, at_, [this] { Read(); });
+  }
+
+  SimNetwork& net_;
+  const std::string at_;
+  const std::string key_;
+  std::vector<int>* acked_;
+  bool stopped_ = false;
+  bool idle_ = true;
+};
+
+TEST(ReplicationTest, AFirstReplicaKeepsTheOwnerItConfirmedThoughItsPingsGoUnanswered) {
+  // The owner's answers to its neighbours' ring upkeep (pings, state, notifications) are lost
+  // while its data path runs, as when that upkeep stalls: its predecessor drops it and tells
+  // the owner's first replica, which checks the owner and gets no answer. Two clients
+  // increment one counter by compare-and-set, one through the owner and one through that
+  // replica; the replicas' answers take 150 ms to reach the owner. The replica keeps the owner
+  // as predecessor for an RPC timeout from each confirmation; dropping it at once would let
+  // the replica take the arc over and decide from the version the owner is deciding from (the
+  // owner's clock runs ahead, so its write would win too). Between the owner's questions and
+  // once its client stops, the replica drops it and takes the arc over. No increment is
+  // acknowledged twice.
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    SimNetwork net(Net(seed));
+    NodeConfig config = ReplicatedConfig();
+    config.max_clock_skew_ms = 30'000;  // requests to the owner carry deadlines by other clocks
+    const std::vector<std::string> addrs = StartRing(net, 5, config);
+    const std::string k = "counter";
+    const Id key_id = Id::Sha1(k);
+    const auto order = ClockwiseFromOwner(k, addrs);
+    const std::string owner = order[0];
+    const std::string first = order[1];
+    const std::string before = order[4];
+    net.SetWallSkew(owner, 10'000);
+    auto put = Put(net, owner, k, "0");
+    ASSERT_TRUE(put && put->code() == wire::OK) << "seed " << seed;
+    net.RunFor(1000);
+
+    std::set<std::string> targets;
+    for (const NodeRef& t : net.node(owner)->ReplicaTargets()) targets.insert(t.addr);
+    ASSERT_EQ(targets.count(first), 1u) << "seed " << seed;
+    net.SetDelay([owner, targets](const std::string& from, const std::string& to) -> uint64_t {
+      return to == owner && targets.count(from) != 0 ? 150 : 0;
+    });
+    std::vector<int> acked;
+    CasIncrementer at_owner(net, owner, k, &acked);
+    CasIncrementer at_first(net, first, k, &acked);
+    at_owner.Start();
+    at_first.Start();
+    net.RunFor(1000);
+    net.SetDrop([owner](const std::string& from, const std::string&, const wire::Envelope& m) {
+      return from == owner && (m.has_ping_resp() || m.has_get_state_resp() || m.has_notify_resp());
+    });
+    // While the first replica holds its predecessor, that is the owner.
+    bool dropped_while_held = false;
+    net.set_after_event([&](const ChordNode*) {
+      const RingState& replica = net.node(first)->ring();
+      if (replica.PredecessorHeld(net.now_ms()) &&
+          (!replica.predecessor || replica.predecessor->addr != owner)) {
+        dropped_while_held = true;
+      }
+    });
+    net.RunFor(3000);
+    // The owner's predecessor has dropped it.
+    EXPECT_EQ(net.node(before)->ring().successor().addr, first) << "seed " << seed;
+
+    at_owner.Stop();
+    EXPECT_TRUE(net.RunUntil([&] { return net.node(first)->ring().Owns(key_id); }, 5'000))
+        << "seed " << seed << ": the first replica did not take the arc over";
+    net.RunFor(1000);
+    at_first.Stop();
+    net.SetDrop(nullptr);
+    net.SetDelay(nullptr);
+    EXPECT_TRUE(net.RunUntil([&] { return at_owner.idle() && at_first.idle(); }, 30'000))
+        << "seed " << seed;
+    net.RunFor(5000);
+    net.set_after_event(nullptr);
+    EXPECT_FALSE(dropped_while_held) << "seed " << seed;
+
+    std::sort(acked.begin(), acked.end());
+    EXPECT_GT(acked.size(), 10u) << "seed " << seed;
+    EXPECT_EQ(std::adjacent_find(acked.begin(), acked.end()), acked.end())
+        << "seed " << seed << ": an increment was acknowledged twice";
+    wire::Record rec;
+    ASSERT_TRUE(net.store(owner)->Get(key_id, k, &rec).ok()) << "seed " << seed;
+    EXPECT_GE(std::stoi(rec.value()), acked.empty() ? 0 : acked.back()) << "seed " << seed;
+  }
+}
+
 TEST(ReplicationTest, ANewerTombstoneOnTheReplicasDecidesButTheirClocksDoNotExpireTheOwners) {
   // The replicas' newest record decides a condition when it is newer than the owner's, a
   // deletion included. But a replica whose clock is ahead answers the owner's own record with

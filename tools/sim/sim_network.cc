@@ -72,7 +72,7 @@ void SimNetwork::CarryOut(Host* host, Ready ready) {
 }
 
 void SimNetwork::SendRequest(Host* from, const std::string& to, wire::Envelope request) {
-  if (Lost() || Cut(from->index, to)) return;
+  if (Lost() || Cut(from->index, to) || Dropped(from->index, to, request)) return;
   const uint64_t token = from->index;
   Post(Latency() + LinkDelay(from->index, to), 0, [this, to, token, request = std::move(request)] {
     if (Host* h = FindHost(to)) DeliverRequest(h, token, request);  // else nobody is there
@@ -82,7 +82,8 @@ void SimNetwork::SendRequest(Host* from, const std::string& to, wire::Envelope r
 void SimNetwork::SendReply(Host* from, ReplyToken to, wire::Envelope reply) {
   if (Lost()) return;
   if (auto peer = by_index_.find(to);
-      peer != by_index_.end() && Cut(from->index, peer->second->addr)) {
+      peer != by_index_.end() &&
+      (Cut(from->index, peer->second->addr) || Dropped(from->index, peer->second->addr, reply))) {
     return;
   }
   const auto peer = by_index_.find(to);
@@ -181,6 +182,13 @@ void SimNetwork::Resume(const std::string& addr) {
     it->second->woke_while_paused = false;
     Wake(it->second);
   }
+}
+
+bool SimNetwork::Dropped(uint64_t from, const std::string& to_addr,
+                         const wire::Envelope& message) const {
+  if (!drop_) return false;
+  auto it = by_index_.find(from);
+  return it != by_index_.end() && drop_(it->second->addr, to_addr, message);
 }
 
 bool SimNetwork::Cut(uint64_t from, const std::string& to_addr) const {

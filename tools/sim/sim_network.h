@@ -81,6 +81,14 @@ class SimNetwork {
   void SetPartition(std::function<bool(const std::string& from, const std::string& to)> cut) {
     cut_ = std::move(cut);
   }
+  // Drops every message from one node to another for which `drop(from_addr, to_addr, message)`
+  // is true, requests and answers alike (e.g. only a node's answers to pings, as when its ring
+  // upkeep stalls while its data path runs); an empty function drops none.
+  void SetDrop(std::function<bool(const std::string& from, const std::string& to,
+                                  const wire::Envelope& message)>
+                   drop) {
+    drop_ = std::move(drop);
+  }
   // Adds `delay(from_addr, to_addr)` milliseconds to every message between two nodes (a
   // congested link); an empty function removes it.
   void SetDelay(std::function<uint64_t(const std::string& from, const std::string& to)> delay) {
@@ -172,6 +180,7 @@ class SimNetwork {
   bool Lost();
   // True when a message from host index `from` to `to_addr` is dropped by the partition.
   bool Cut(uint64_t from, const std::string& to_addr) const;
+  bool Dropped(uint64_t from, const std::string& to_addr, const wire::Envelope& message) const;
   void RemoveHost(const std::string& addr);
   // Runs the next event due at or before `limit_ms`; false when there is none.
   bool Step(uint64_t limit_ms);
@@ -191,6 +200,7 @@ class SimNetwork {
   std::function<void(const ChordNode*)> after_event_;
   std::function<bool(const std::string&, const std::string&)> cut_;
   std::function<uint64_t(const std::string&, const std::string&)> delay_;
+  std::function<bool(const std::string&, const std::string&, const wire::Envelope&)> drop_;
   uint64_t touched_ = 0;
 };
 
