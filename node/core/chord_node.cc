@@ -329,6 +329,8 @@ void ChordNode::OnTimer(OpRef op) {
       return data_.OnTimer(op);
     case OpKind::kWatch:
       return watch_.OnTimer(op);
+    case OpKind::kLeave:
+      return leaver_.OnTimer(op);
     default:
       return;
   }

@@ -20,9 +20,18 @@ void HandOver::ToPredecessor(bool announce, bool keep_copies) {
   // Records outside (predecessor, self] belong to the predecessor's side of the ring: on a
   // join that is exactly the new node's range. Hand them over; delete only after the ack.
   keep_copies_on_join_ = keep_copies;
-  const RingState& ring = ctx_.ring;
+  RingState& ring = ctx_.ring;
   if (busy() || !ring.joined() || !ring.predecessor || *ring.predecessor == ring.self) return;
   const NodeRef to = *ring.predecessor;
+  if (keep_copies && ring.PredecessorHeld(ctx_.now.mono_ms)) {
+    // This node confirmed its predecessor for a conditional write (RingState::PredecessorHeld),
+    // which may still be deciding on that word: a new node that joined in between may own the
+    // asker's arc (its own predecessor had dropped the asker), and must not decide before the
+    // hold ends. It notifies again each round; no one extends the hold meanwhile.
+    ring.keys_held_back_for = to;
+    return;
+  }
+  ring.keys_held_back_for.reset();
   if (!announce) {
     const auto range = ring.HandOverRange(to, /*for_leave=*/false);
     if (!range) return;

@@ -30,7 +30,9 @@ class HandOver {
   // Hands the records outside (predecessor, self] to the predecessor. With `announce` it is
   // sent even when empty (a new predecessor waits for the last batch before serving its
   // range); otherwise only when there is something to send. `keep_copies`: the records stay
-  // here after the predecessor acknowledged them. A no-op while a hand-over runs.
+  // here after the predecessor acknowledged them. A no-op while a hand-over runs, and, with
+  // copies kept (a join with replication), while the predecessor is held for a conditional
+  // write (RingState::PredecessorHeld, keys_held_back_for).
   void ToPredecessor(bool announce, bool keep_copies);
   // Hands everything this ring position accounts for to `to` (a leave); `true` goes to
   // `parent` once `to` has acknowledged the last batch, `false` when a batch failed.

@@ -25,7 +25,19 @@ void Leaver::Start(OpRef left) {
   ctx_.Log(LogLevel::kInfo,
            "leaving: handing " + std::to_string(held) + " keys to " + ring.successor().Describe());
   attempts_left_ = static_cast<int>(ring.successors.size());
+  if (ring.PredecessorHeld(ctx_.now.mono_ms)) {
+    // The predecessor may still decide a conditional write on this node's word; the successor,
+    // given our records, would serve the arc of the node it adopts as predecessor (which may
+    // be one that had dropped the asker). Wait for the hold to end (an RPC timeout at most:
+    // condition reads are refused from now on).
+    ctx_.timers.Arm(OpRef{OpKind::kLeave, kWaitForHold, 0, 0}, ring.predecessor_held_until_ms);
+    return;
+  }
   HandOff();
+}
+
+void Leaver::OnTimer(OpRef op) {
+  if (op.step == kWaitForHold && ctx_.ring.state == NodeState::kLeaving) HandOff();
 }
 
 void Leaver::HandOff() {

@@ -1,4 +1,5 @@
-// Leaver: a graceful leave. The node stops maintenance, pings its successor (so that a dead
+// Leaver: a graceful leave. The node stops maintenance, waits while it holds its predecessor
+// for a conditional write (RingState::PredecessorHeld), pings its successor (so that a dead
 // one costs an RPC timeout, not a transfer's), hands every record it accounts for to it (or
 // to the next successor if that fails), then tells its successor and predecessor that it is
 // leaving, and finishes when both answered or timed out. Owned by the ChordNode; the node's
@@ -23,9 +24,10 @@ class Leaver {
   void Start(OpRef left);
   void OnRpc(OpRef op, const wire::Envelope* response);
   void OnHandOverDone(OpRef op, bool ok);
+  void OnTimer(OpRef op);
 
  private:
-  enum Step : uint8_t { kPing = 1, kHandOver = 2, kNotify = 3 };
+  enum Step : uint8_t { kPing = 1, kHandOver = 2, kNotify = 3, kWaitForHold = 4 };
 
   // Tries the head of the successor list, while attempts are left.
   void HandOff();

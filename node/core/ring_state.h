@@ -3,7 +3,8 @@
 // ranges, owners, next hops, successor-list order and replica placement is a pure function
 // here, tested with cases as data (tests/unit/ring_state_test.cc). Zave's rules for the
 // successor list (shared/RING.md) are OrderedSuccessorList and MergedSuccessorList.
-// Membership changes the fields; everyone else only reads them. Not thread-safe.
+// Membership changes the fields, but for the two that guard conditional writes (set by the
+// OwnerService and the HandOver); everyone else only reads them. Not thread-safe.
 #ifndef CHORD_NODE_CORE_RING_STATE_H_
 #define CHORD_NODE_CORE_RING_STATE_H_
 
@@ -48,6 +49,9 @@ struct RingState {
   // Until then (monotonic ms) the predecessor is not dropped for a missed check: it asked us,
   // its first replica, to confirm it before a conditional write (OwnerService).
   uint64_t predecessor_held_until_ms = 0;
+  // The predecessor that waits for its keys while they are held back for that hold (HandOver);
+  // condition reads are refused meanwhile, so that no one extends the hold (OwnerService).
+  std::optional<NodeRef> keys_held_back_for;
   std::vector<NodeRef> process_vnodes;  // every ring position of this process, self included
 
   bool joined() const { return state == NodeState::kJoined; }

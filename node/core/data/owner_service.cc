@@ -220,7 +220,15 @@ std::string OwnerService::RefuseConditionRead(const wire::GetRequest& get, const
   // one that joined between them or took the arc, may own the key); then it does not drop that
   // predecessor for a missed check during the next RPC timeout, and the asker decides within
   // that (ReplicaReads::ReadForCondition). A closer predecessor that notifies is still adopted,
-  // but gets its keys only once that hold has ended (ReplicationPolicy).
+  // but gets its keys only once that hold has ended (HandOver::ToPredecessor); a leave waits
+  // for its end too (Leaver).
+  if (ring.state == NodeState::kLeaving) return ring.self.addr + " is leaving the ring";
+  if (ring.predecessor && ring.keys_held_back_for == ring.predecessor) {
+    // Confirming would extend the hold that keeps the predecessor's keys back (a vnode of the
+    // asker's process that joined just after it): the asker waits for them instead.
+    return ring.self.addr + "'s predecessor " + ring.predecessor->addr +
+           " is still waiting for its keys";
+  }
   const auto asker = NodeRef::FromWire(get.asker());
   if (!asker || !ring.predecessor || !ring.predecessor->SameProcess(*asker)) {
     return ring.self.addr + "'s predecessor is " +

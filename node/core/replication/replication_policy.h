@@ -45,14 +45,12 @@ class ReplicationPolicy final : public MembershipListener {
   }
   void OnNotifiedByPredecessor(bool wants_keys, bool adopted) override {
     if (replicated()) {
-      // A new predecessor that waits for its keys gets copies of all it will hold; but not
-      // while this node holds its predecessor for a conditional write (RingState::
-      // PredecessorHeld): the node that asked may still decide on this node's answer, and the
-      // new one, once it has its keys, could decide the same key if its predecessor is one
-      // that had dropped the asker. It notifies again each stabilization round; the hold ends
-      // within an RPC timeout, as the asker is refused from now on.
-      if (wants_keys && !ctx_.ring.PredecessorHeld(ctx_.now.mono_ms)) {
+      // A new predecessor that waits for its keys gets copies of all it will hold, once no
+      // conditional write may still be decided on this node's word (HandOver::ToPredecessor).
+      if (wants_keys) {
         hand_over_.ToPredecessor(/*announce=*/true, /*keep_copies=*/true);
+      } else {
+        ctx_.ring.keys_held_back_for.reset();
       }
       return;
     }
