@@ -706,6 +706,34 @@ TEST(ReplicationTest, AnOwnerPausedWithItsReplicasAnswersInHandDoesNotDecideOnTh
   }
 }
 
+// A ring of five replicated nodes with "counter" written "0" at its owner, whose wall clock
+// runs 10 s ahead (so that its writes, stamped when they came, win at the replicas); the
+// allowed skew is raised, as requests to the owner carry deadlines by other clocks.
+struct CounterRing {
+  NodeConfig config;
+  std::vector<std::string> addrs;
+  std::string owner;   // the counter's owner
+  std::string first;   // its first replica (successor)
+  std::string before;  // the owner's predecessor
+  uint64_t v0 = 0;     // the counter's version
+};
+CounterRing StartCounterRing(SimNetwork& net, uint64_t seed) {
+  CounterRing r;
+  r.config = ReplicatedConfig();
+  r.config.max_clock_skew_ms = 30'000;
+  r.addrs = StartRing(net, 5, r.config);
+  const auto order = ClockwiseFromOwner("counter", r.addrs);
+  r.owner = order[0];
+  r.first = order[1];
+  r.before = order[4];
+  net.SetWallSkew(r.owner, 10'000);
+  auto put = Put(net, r.owner, "counter", "0");
+  EXPECT_TRUE(put && put->code() == wire::OK) << "seed " << seed;
+  if (put) r.v0 = put->version();
+  net.RunFor(1000);
+  return r;
+}
+
 // One run of the join-during-the-hold case (below) on a new ring of five: the owner asks its
 // replicas before a compare-and-set and their answers take 200 ms to come back; a node joins
 // between the owner and its first replica through the owner's predecessor, which no longer
@@ -719,15 +747,15 @@ struct JoinDuringHoldRun {
 JoinDuringHoldRun JoinBetweenDuringTheHold(uint64_t seed, bool leave_first) {
   JoinDuringHoldRun run;
   SimNetwork net(Net(seed));
-  NodeConfig config = ReplicatedConfig();
-  config.max_clock_skew_ms = 30'000;  // requests to the owner carry deadlines by other clocks
-  std::vector<std::string> addrs = StartRing(net, 5, config);
+  CounterRing ring = StartCounterRing(net, seed);
+  const NodeConfig& config = ring.config;
+  std::vector<std::string>& addrs = ring.addrs;
   const std::string k = "counter";
   const Id key_id = Id::Sha1(k);
-  const auto order = ClockwiseFromOwner(k, addrs);
-  const std::string owner = order[0];
-  const std::string first = order[1];
-  const std::string before = order[4];
+  const std::string owner = ring.owner;
+  const std::string first = ring.first;
+  const std::string before = ring.before;
+  const uint64_t v0 = ring.v0;
   std::string joiner;
   for (int i = 0; i < 100'000 && joiner.empty(); ++i) {
     const std::string a =
@@ -735,12 +763,6 @@ JoinDuringHoldRun JoinBetweenDuringTheHold(uint64_t seed, bool leave_first) {
     if (Id::InOpen(Id::Sha1(a), Id::Sha1(owner), Id::Sha1(first))) joiner = a;
   }
   EXPECT_FALSE(joiner.empty());
-  net.SetWallSkew(owner, 10'000);
-  auto put = Put(net, owner, k, "0");
-  EXPECT_TRUE(put && put->code() == wire::OK) << "seed " << seed;
-  if (!put) return run;
-  const uint64_t v0 = put->version();
-  net.RunFor(1000);
 
   // The owner's predecessor stops hearing the owner and drops it.
   net.SetPartition([owner, before](const std::string& from, const std::string& to) {
@@ -907,19 +929,12 @@ TEST(ReplicationTest, AFirstReplicaKeepsTheOwnerItConfirmedThoughItsPingsGoUnans
   // acknowledged twice.
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     SimNetwork net(Net(seed));
-    NodeConfig config = ReplicatedConfig();
-    config.max_clock_skew_ms = 30'000;  // requests to the owner carry deadlines by other clocks
-    const std::vector<std::string> addrs = StartRing(net, 5, config);
+    const CounterRing ring = StartCounterRing(net, seed);
     const std::string k = "counter";
     const Id key_id = Id::Sha1(k);
-    const auto order = ClockwiseFromOwner(k, addrs);
-    const std::string owner = order[0];
-    const std::string first = order[1];
-    const std::string before = order[4];
-    net.SetWallSkew(owner, 10'000);
-    auto put = Put(net, owner, k, "0");
-    ASSERT_TRUE(put && put->code() == wire::OK) << "seed " << seed;
-    net.RunFor(1000);
+    const std::string owner = ring.owner;
+    const std::string first = ring.first;
+    const std::string before = ring.before;
 
     std::set<std::string> targets;
     for (const NodeRef& t : net.node(owner)->ReplicaTargets()) targets.insert(t.addr);
