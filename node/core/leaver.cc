@@ -30,6 +30,9 @@ void Leaver::Start(OpRef left) {
     // given our records, would serve the arc of the node it adopts as predecessor (which may
     // be one that had dropped the asker). Wait for the hold to end (an RPC timeout at most:
     // condition reads are refused from now on).
+    ctx_.Log(LogLevel::kInfo,
+             "waiting " + std::to_string(ring.predecessor_held_until_ms - ctx_.now.mono_ms) +
+                 " ms for the predecessor's conditional write before handing over");
     ctx_.timers.Arm(OpRef{OpKind::kLeave, kWaitForHold, 0, 0}, ring.predecessor_held_until_ms);
     return;
   }

@@ -4,7 +4,8 @@
 // here, tested with cases as data (tests/unit/ring_state_test.cc). Zave's rules for the
 // successor list (shared/RING.md) are OrderedSuccessorList and MergedSuccessorList.
 // Membership changes the fields, but for the two that guard conditional writes (set by the
-// OwnerService and the HandOver); everyone else only reads them. Not thread-safe.
+// OwnerService and the HandOver, cleared by the ReplicationPolicy too); everyone else only
+// reads them. Not thread-safe.
 #ifndef CHORD_NODE_CORE_RING_STATE_H_
 #define CHORD_NODE_CORE_RING_STATE_H_
 

@@ -180,6 +180,7 @@ class SimNetwork {
   bool Lost();
   // True when a message from host index `from` to `to_addr` is dropped by the partition.
   bool Cut(uint64_t from, const std::string& to_addr) const;
+  // True when that message is dropped by the drop predicate (SetDrop).
   bool Dropped(uint64_t from, const std::string& to_addr, const wire::Envelope& message) const;
   void RemoveHost(const std::string& addr);
   // Runs the next event due at or before `limit_ms`; false when there is none.

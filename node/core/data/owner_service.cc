@@ -224,8 +224,8 @@ std::string OwnerService::RefuseConditionRead(const wire::GetRequest& get, const
   // for its end too (Leaver).
   if (ring.state == NodeState::kLeaving) return ring.self.addr + " is leaving the ring";
   if (ring.predecessor && ring.keys_held_back_for == ring.predecessor) {
-    // Confirming would extend the hold that keeps the predecessor's keys back (a vnode of the
-    // asker's process that joined just after it): the asker waits for them instead.
+    // Confirming would extend the hold that keeps the predecessor's keys back (if it is a later
+    // vnode of the asker's process, for ever): the asker waits for them instead.
     return ring.self.addr + "'s predecessor " + ring.predecessor->addr +
            " is still waiting for its keys";
   }

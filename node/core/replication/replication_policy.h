@@ -40,6 +40,9 @@ class ReplicationPolicy final : public MembershipListener {
 
   // MembershipListener.
   void OnPredecessorChanged() override {
+    // Keys held back for a predecessor no longer ours (HandOver::ToPredecessor) are not.
+    RingState& ring = ctx_.ring;
+    if (ring.keys_held_back_for != ring.predecessor) ring.keys_held_back_for.reset();
     // One copy: the new predecessor's range moves to it now.
     if (!replicated() && ctx_.ring.predecessor) hand_over_.ToPredecessor(true, false);
   }
