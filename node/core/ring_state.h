@@ -51,7 +51,7 @@ struct RingState {
   // its first replica, to confirm it before a conditional write (OwnerService).
   uint64_t predecessor_held_until_ms = 0;
   // The predecessor that waits for its keys while they are held back for that hold (HandOver);
-  // condition reads are refused meanwhile, so that no one extends the hold (OwnerService).
+  // no asker is confirmed meanwhile, so that no one extends the hold (OwnerService).
   std::optional<NodeRef> keys_held_back_for;
   std::vector<NodeRef> process_vnodes;  // every ring position of this process, self included
 
