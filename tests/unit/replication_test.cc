@@ -464,6 +464,28 @@ TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithAnOlderCopyIsDecidedAgainstItsR
   }
 }
 
+// An address whose id falls strictly between those of `from` and `to` (clockwise); empty if
+// none of the 100,000 tried does.
+std::string AddressBetween(const std::string& from, const std::string& to) {
+  for (int i = 0; i < 100'000; ++i) {
+    const std::string a =
+        "10.0.2." + std::to_string(1 + i % 250) + ":" + std::to_string(4000 + i / 250);
+    if (Id::InOpen(Id::Sha1(a), Id::Sha1(from), Id::Sha1(to))) return a;
+  }
+  return "";
+}
+
+// Delays by `ms` every message from `owner`'s replicas to it (their answers to its reads and
+// writes); returns those replicas.
+std::set<std::string> DelayReplicasAnswers(SimNetwork& net, const std::string& owner, uint64_t ms) {
+  std::set<std::string> targets;
+  for (const NodeRef& t : net.node(owner)->ReplicaTargets()) targets.insert(t.addr);
+  net.SetDelay([owner, targets, ms](const std::string& from, const std::string& to) -> uint64_t {
+    return to == owner && targets.count(from) != 0 ? ms : 0;
+  });
+  return targets;
+}
+
 // One run of the pause case on a new ring of `nodes` with `replicas` copies: the owner of a
 // key is paused until its successor owns the key (it took the arc over); with `join_between`,
 // a new node then joins between the two and takes the key. The owner runs again, and the same
@@ -497,15 +519,8 @@ PauseRun CasAtBothAfterAPause(uint64_t seed, int nodes, int replicas, bool join_
   EXPECT_TRUE(net.RunUntil([&] { return net.node(other)->ring().Owns(key_id); }, 20'000))
       << "seed " << seed;
   if (join_between) {
-    for (int i = 0; i < 100'000; ++i) {
-      const std::string a =
-          "10.0.2." + std::to_string(1 + i % 250) + ":" + std::to_string(4000 + i / 250);
-      if (Id::InOpen(Id::Sha1(a), Id::Sha1(owner), Id::Sha1(order[1]))) {
-        other = a;
-        break;
-      }
-    }
-    EXPECT_NE(other, order[1]);
+    other = AddressBetween(owner, order[1]);
+    EXPECT_FALSE(other.empty());
     net.AddNode(other, config, order[1]);
     addrs.push_back(other);
     EXPECT_TRUE(net.RunUntil(
@@ -521,11 +536,7 @@ PauseRun CasAtBothAfterAPause(uint64_t seed, int nodes, int replicas, bool join_
   EXPECT_TRUE(net.node(owner)->ring().Owns(key_id)) << "seed " << seed;
   run.window = net.node(other)->ring().Owns(key_id);
 
-  std::set<std::string> targets;
-  for (const NodeRef& t : net.node(owner)->ReplicaTargets()) targets.insert(t.addr);
-  net.SetDelay([owner, targets](const std::string& from, const std::string& to) -> uint64_t {
-    return to == owner && targets.count(from) != 0 ? 30 : 0;
-  });
+  DelayReplicasAnswers(net, owner, 30);
   std::map<std::string, std::optional<wire::DataResponse>> answers;
   int pending = 2;
   for (const std::string& at : {owner, other}) {
@@ -756,12 +767,7 @@ JoinDuringHoldRun JoinBetweenDuringTheHold(uint64_t seed, bool leave_first) {
   const std::string first = ring.first;
   const std::string before = ring.before;
   const uint64_t v0 = ring.v0;
-  std::string joiner;
-  for (int i = 0; i < 100'000 && joiner.empty(); ++i) {
-    const std::string a =
-        "10.0.2." + std::to_string(1 + i % 250) + ":" + std::to_string(4000 + i / 250);
-    if (Id::InOpen(Id::Sha1(a), Id::Sha1(owner), Id::Sha1(first))) joiner = a;
-  }
+  const std::string joiner = AddressBetween(owner, first);
   EXPECT_FALSE(joiner.empty());
   if (joiner.empty()) return run;
 
@@ -773,12 +779,7 @@ JoinDuringHoldRun JoinBetweenDuringTheHold(uint64_t seed, bool leave_first) {
       net.RunUntil([&] { return net.node(before)->ring().successor().addr == first; }, 20'000))
       << "seed " << seed;
 
-  std::set<std::string> targets;
-  for (const NodeRef& t : net.node(owner)->ReplicaTargets()) targets.insert(t.addr);
-  EXPECT_EQ(targets.count(first), 1u) << "seed " << seed;
-  net.SetDelay([owner, targets](const std::string& from, const std::string& to) -> uint64_t {
-    return to == owner && targets.count(from) != 0 ? 200 : 0;
-  });
+  EXPECT_EQ(DelayReplicasAnswers(net, owner, 200).count(first), 1u) << "seed " << seed;
   std::map<std::string, std::optional<wire::DataResponse>> answers;
   int pending = 0;
   auto cas = [&](const std::string& at) {
@@ -940,12 +941,7 @@ TEST(ReplicationTest, AFirstReplicaKeepsTheOwnerItConfirmedThoughItsPingsGoUnans
     const std::string first = ring.first;
     const std::string before = ring.before;
 
-    std::set<std::string> targets;
-    for (const NodeRef& t : net.node(owner)->ReplicaTargets()) targets.insert(t.addr);
-    ASSERT_EQ(targets.count(first), 1u) << "seed " << seed;
-    net.SetDelay([owner, targets](const std::string& from, const std::string& to) -> uint64_t {
-      return to == owner && targets.count(from) != 0 ? 150 : 0;
-    });
+    ASSERT_EQ(DelayReplicasAnswers(net, owner, 150).count(first), 1u) << "seed " << seed;
     std::vector<int> acked;
     CasIncrementer at_owner(net, owner, k, &acked);
     CasIncrementer at_first(net, first, k, &acked);

@@ -44,7 +44,7 @@ class ReplicationPolicy final : public MembershipListener {
     RingState& ring = ctx_.ring;
     if (ring.keys_held_back_for != ring.predecessor) ring.keys_held_back_for.reset();
     // One copy: the new predecessor's range moves to it now.
-    if (!replicated() && ctx_.ring.predecessor) hand_over_.ToPredecessor(true, false);
+    if (!replicated() && ring.predecessor) hand_over_.ToPredecessor(true, false);
   }
   void OnNotifiedByPredecessor(bool wants_keys, bool adopted) override {
     if (replicated()) {
