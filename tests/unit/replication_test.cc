@@ -822,6 +822,14 @@ JoinDuringHoldRun JoinBetweenDuringTheHold(uint64_t seed, bool leave_first) {
   if (leave_first) {
     net.Leave(first);
     addrs.erase(std::find(addrs.begin(), addrs.end(), first));
+    if (run.window) {
+      // While it waits for the hold to end, the leaving replica confirms no one.
+      const NodeRef asker = net.node(owner)->self();
+      auto confirm = DataCall(net, first, msg::ReplicaGet(k, /*for_condition=*/true, &asker));
+      EXPECT_TRUE(confirm && confirm->code() == wire::NOT_OWNER &&
+                  confirm->error().find("is leaving the ring") != std::string::npos)
+          << "seed " << seed << ": " << (confirm ? confirm->error() : "no answer");
+    }
   }
   cas(joiner);
   EXPECT_TRUE(net.RunUntil([&] { return pending == 0; }, 30'000)) << "seed " << seed;
