@@ -55,14 +55,15 @@ FrameDecoder::Result FrameDecoder::Next(wire::Envelope* out) {
     return Result::kError;
   }
   consumed_ += kFrameHeaderBytes + size;
-  if (consumed_ == buffer_.size()) {
-    // Give back the memory of a large frame: the input budget counts bytes buffered, and an
-    // idle connection must not keep the capacity its largest frame needed.
-    if (buffer_.capacity() > kKeptBufferBytes) {
-      std::string().swap(buffer_);
-    } else {
-      buffer_.clear();
-    }
+  const size_t rest = buffer_.size() - consumed_;
+  if (buffer_.capacity() > kKeptBufferBytes && rest < buffer_.capacity() / 4) {
+    // Give back the memory of a large frame: the input budget counts the bytes still waiting,
+    // so a connection must not keep the capacity its largest frame needed, idle or with a
+    // byte of the next frame always sent. What stays is about four times what waits at most.
+    std::string(buffer_, consumed_).swap(buffer_);
+    consumed_ = 0;
+  } else if (rest == 0) {
+    buffer_.clear();
     consumed_ = 0;
   }
   return Result::kFrame;

@@ -447,7 +447,7 @@ void NodeRuntime::SendRequest(size_t i, const std::string& ring_addr, wire::Enve
           OnOutboundFrame(addr, std::move(envelope));
         },
         [this, addr](TcpConnection* c, const Status& why) { OnOutboundClosed(addr, c, why); });
-    it = outbound_.emplace(addr, Outbound{conn, {}}).first;
+    it = outbound_.emplace(addr, Outbound{conn, uv_now(loop_.get()), {}}).first;
     if (LogEnabled(LogLevel::kDebug)) Log(LogLevel::kDebug, "connecting to " + addr);
   }
   it->second.in_flight[wire_id] = sent;
@@ -714,23 +714,33 @@ void NodeRuntime::SweepConnections() {
   const uint64_t forget_ms = std::max<uint64_t>(
       60'000, 2 * std::max({c.rpc_timeout_ms, c.transfer_timeout_ms, c.data_deadline_ms}));
 
+  // Why a connection opened at `opened_ms` is too slow to keep, whichever side dialed: a
+  // frame or a TLS handshake that bytes dribble into does not complete in time.
+  const auto too_slow = [&](const TcpConnection* conn, uint64_t opened_ms) -> std::string {
+    const uint64_t deadline_ms = options_.frame_deadline_ms;
+    if (conn->partial_since_ms() != 0 && now - conn->partial_since_ms() >= deadline_ms) {
+      return "a frame did not complete within " + std::to_string(deadline_ms) + " ms";
+    }
+    if (tls_ != nullptr && conn->peer_identity() == nullptr && now - opened_ms >= deadline_ms) {
+      return "no TLS handshake within " + std::to_string(deadline_ms) + " ms";
+    }
+    return "";
+  };
+
   std::vector<std::pair<TcpConnection*, std::string>> closing;
   for (const auto& [id, in] : inbound_) {
-    const TcpConnection* conn = in.conn;
     // Idle is measured in whole frames: a client that dribbles bytes is idle all the same.
-    if (now - conn->last_frame_ms() >= idle_ms) {
+    if (now - in.conn->last_frame_ms() >= idle_ms) {
       closing.emplace_back(in.conn, "idle");
-    } else if (conn->partial_since_ms() != 0 &&
-               now - conn->partial_since_ms() >= options_.frame_deadline_ms) {
-      closing.emplace_back(in.conn, "a frame did not complete within " +
-                                        std::to_string(options_.frame_deadline_ms) + " ms");
-    } else if (tls_ != nullptr && conn->peer_identity() == nullptr &&
-               now - in.accepted_ms >= options_.frame_deadline_ms) {
-      closing.emplace_back(
-          in.conn, "no TLS handshake within " + std::to_string(options_.frame_deadline_ms) + " ms");
+    } else if (std::string why = too_slow(in.conn, in.accepted_ms); !why.empty()) {
+      closing.emplace_back(in.conn, std::move(why));
     }
   }
   for (auto& [addr, out] : outbound_) {
+    if (std::string why = too_slow(out.conn, out.dialed_ms); !why.empty()) {
+      closing.emplace_back(out.conn, std::move(why));
+      continue;
+    }
     uint64_t oldest_ms = now;
     for (auto it = out.in_flight.begin(); it != out.in_flight.end();) {
       if (now - it->second.sent_ms >= forget_ms) {

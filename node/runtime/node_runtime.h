@@ -163,6 +163,7 @@ class NodeRuntime final {
   // the runtime's request id.
   struct Outbound {
     TcpConnection* conn = nullptr;
+    uint64_t dialed_ms = 0;
     std::unordered_map<uint64_t, InFlight> in_flight;
   };
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -19,6 +20,7 @@
 
 #include "protocol/chord.pb.h"
 #include "tests/integration/cluster_fixture.h"
+#include "tests/integration/dribbling_peer.h"
 #include "tests/integration/raw_connection.h"
 #include "tools/client/chord_client.h"
 
@@ -166,6 +168,59 @@ TEST_F(ResourceTest, LargeFramesDoNotStayInMemoryOnceHandled) {
   EXPECT_LT(after, before + 96) << "RSS went from " << before << " to " << after
                                 << " MiB with 24 handled 15 MiB frames";
   ExpectServes(target, "24 handled 15 MiB frames");
+}
+
+TEST_F(ResourceTest, ALargeFrameDoesNotStayInMemoryWhileTheNextIsBegun) {
+  // One node with the default frame deadline (10 s), which would close the connections and
+  // free everything before this test ends.
+  NodeProcess* target = cluster().StartNode(FastNodes());
+  ASSERT_NE(target, nullptr);
+  addrs_ = {target->addr()};
+  const uint64_t before = RssMiB(target->pid()).value_or(0);
+  // 24 connections, one after the other (within the node's budget for unfinished frames),
+  // each send one whole 15 MiB put (refused: over 1 MiB) and the first byte of another
+  // frame, and stay: the node holds one byte of each, not the buffer the large frame needed.
+  wire::Envelope put;
+  put.set_request_id(1);
+  put.mutable_put()->set_key("big");
+  put.mutable_put()->set_value(std::string(15u << 20, 'b'));
+  std::string payload;
+  ASSERT_TRUE(put.SerializeToString(&payload));
+  const std::string frames =
+      FrameHeader(static_cast<uint32_t>(payload.size())) + payload + FrameHeader(100).substr(0, 1);
+  std::vector<RawConnection> conns(24);
+  std::string error;
+  for (RawConnection& conn : conns) {
+    ASSERT_TRUE(conn.Connect(target->port(), &error)) << error;
+    conn.Send(frames);
+    // Reads the answer to the put (the frame was handled); the node keeps the connection.
+    ASSERT_FALSE(conn.WaitClosedByPeer(milliseconds(200)));
+  }
+  const uint64_t after = RssMiB(target->pid()).value_or(0);
+  EXPECT_LT(after, before + 96) << "RSS went from " << before << " to " << after
+                                << " MiB with 24 handled 15 MiB frames, each followed by a byte";
+  ExpectServes(target, "24 handled 15 MiB frames, each followed by a byte");
+}
+
+TEST_F(ResourceTest, APeerThatDribblesItsAnswerIsDroppedByTheNodeThatDialedIt) {
+  // The first join address answers with the head of a 1 MiB frame and then a byte every
+  // 100 ms: the joining node gives up on it, joins through the second, and closes the
+  // dribbled connection once the frame has not completed within the frame deadline.
+  auto peer = std::make_unique<DribblingPeer>(FrameHeader(1u << 20));
+  ASSERT_GT(peer->port(), 0) << "could not listen on 127.0.0.1";
+  NodeOptions o = FastNodes();
+  o.extra_args = {"--frame-deadline-ms", "1000"};
+  NodeProcess* seed = cluster().StartNode(o);
+  ASSERT_NE(seed, nullptr);
+  NodeProcess* node = cluster().StartNode(o, LocalAddr(peer->port()) + "," + seed->addr());
+  ASSERT_NE(node, nullptr);
+  EXPECT_GE(peer->accepted(), 1);
+  EXPECT_TRUE(PollUntil([&] { return peer->closed_by_node() >= 1; }, milliseconds(8000)))
+      << "the node kept a dialed connection whose frame had dribbled in for 8 s";
+  peer.reset();  // the node keeps probing the address it was given; now nothing listens there
+  addrs_ = {seed->addr(), node->addr()};
+  ASSERT_TRUE(WaitForRing(cluster(), addrs_));
+  ExpectServes(node, "a dribbling join address");
 }
 
 TEST_F(ResourceTest, OneHostCannotTakeEveryConnection) {

@@ -19,6 +19,7 @@
 #include "protocol/node_ref.h"
 #include "protocol/tls_context.h"
 #include "tests/integration/cluster_fixture.h"
+#include "tests/integration/dribbling_peer.h"
 #include "tests/integration/raw_connection.h"
 #include "tools/client/chord_client.h"
 
@@ -321,6 +322,26 @@ TEST_F(SecurityTest, ANodeWithAnotherClustersCertificateCannotJoin) {
   EXPECT_TRUE(ChordctlRingMatches(cluster(), addrs[0], addrs, &why)) << why;
   EXPECT_TRUE(PointersMatch(addrs, &why)) << why;
   stranger.Kill();
+}
+
+TEST_F(SecurityTest, AJoinAddressThatNeverFinishesItsHandshakeIsDropped) {
+  // The first join address answers the node's ClientHello with the head of a 16 KiB
+  // handshake record and then a byte every 100 ms: the node joins through the second and
+  // closes the first once no handshake has completed within the frame deadline.
+  auto peer = std::make_unique<DribblingPeer>(std::string("\x16\x03\x03\x40\x00", 5));
+  ASSERT_GT(peer->port(), 0) << "could not listen on 127.0.0.1";
+  const auto addrs = StartTlsRing(1);
+  ASSERT_EQ(addrs.size(), 1u);
+  const int port = PickFreePort();
+  NodeOptions o = TlsNode(port);
+  o.extra_args.insert(o.extra_args.end(), {"--frame-deadline-ms", "1000"});
+  NodeProcess* node = cluster().StartNodeOnPort(port, o, LocalAddr(peer->port()) + "," + addrs[0]);
+  ASSERT_NE(node, nullptr);
+  EXPECT_GE(peer->accepted(), 1);
+  EXPECT_TRUE(PollUntil([&] { return peer->closed_by_node() >= 1; }, milliseconds(8000)))
+      << "the node kept a dialed connection whose handshake had dribbled in for 8 s";
+  peer.reset();  // the node keeps probing the address it was given; now nothing listens there
+  EXPECT_TRUE(WaitForRing(cluster(), {addrs[0], node->addr()}));
 }
 
 TEST_F(SecurityTest, ANodeRefusesACertificateThatIsNotItsOwn) {
