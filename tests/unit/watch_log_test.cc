@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,11 @@ wire::Record Tombstone(const std::string& key, uint64_t version, bool expired) {
   return r;
 }
 
+// Everything a watcher that has seen `after` may get, unbounded.
+WatchLog::Answer All(const WatchLog& log, const std::string& key, uint64_t after) {
+  return log.Collect(key, after, SIZE_MAX, SIZE_MAX);
+}
+
 std::vector<uint64_t> Versions(const WatchLog::Answer& a) {
   std::vector<uint64_t> v;
   for (const auto& e : a.events) v.push_back(e.version());
@@ -41,18 +47,44 @@ TEST(WatchLogTest, SendsTheChainAfterTheWatchersVersion) {
   log.OnStored(Put("k", 20, "b"), 10, ChangeLink{Kind::kLocal, 0, true}, 1);
   log.OnStored(Tombstone("k", 30, false), 20, ChangeLink{Kind::kLocal, 0, true}, 2);
   log.OnStored(Tombstone("k", 31, true), 30, ChangeLink{Kind::kGiven, 30, true}, 3);
-  EXPECT_EQ(Versions(log.Collect("k", 10)), (std::vector<uint64_t>{20, 30, 31}));
-  EXPECT_EQ(Versions(log.Collect("k", 20)), (std::vector<uint64_t>{30, 31}));
-  const auto a = log.Collect("k", 10);
+  EXPECT_EQ(Versions(All(log, "k", 10)), (std::vector<uint64_t>{20, 30, 31}));
+  EXPECT_EQ(Versions(All(log, "k", 20)), (std::vector<uint64_t>{30, 31}));
+  const auto a = All(log, "k", 10);
   EXPECT_EQ(a.events[0].type(), wire::WatchEvent::PUT);
   EXPECT_EQ(a.events[0].value(), "b");
   EXPECT_EQ(a.events[1].type(), wire::WatchEvent::DELETE);
   EXPECT_EQ(a.events[2].type(), wire::WatchEvent::EXPIRE);
   EXPECT_FALSE(a.resync);
   // Up to date: nothing, and no resync (the watcher waits).
-  const auto none = log.Collect("k", 31);
+  const auto none = All(log, "k", 31);
   EXPECT_TRUE(none.events.empty());
   EXPECT_FALSE(none.resync);
+}
+
+TEST(WatchLogTest, AnAnswerIsBoundedInEventsAndValueBytesAndTheRestComesNext) {
+  WatchLog log;
+  log.Watch("k", nullptr, 0);
+  uint64_t prev = 0;
+  for (uint64_t v = 1; v <= 20; ++v) {
+    log.OnStored(Put("k", v, std::string(1000, 'x')), prev, ChangeLink{Kind::kLocal, 0, true}, v);
+    prev = v;
+  }
+  // Three events' values fit in 3,500 bytes, a fourth's does not.
+  EXPECT_EQ(Versions(log.Collect("k", 0, 100, 3500)), (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(Versions(log.Collect("k", 3, 2, 1 << 20)), (std::vector<uint64_t>{4, 5}));
+  // One event always comes, however large: a watcher is never stuck behind it.
+  EXPECT_EQ(Versions(log.Collect("k", 5, 100, 10)), (std::vector<uint64_t>{6}));
+  // Asking on from the last event received reaches the newest.
+  uint64_t seen = 0;
+  for (int answers = 0; answers < 20 && seen < 20; ++answers) {
+    const WatchLog::Answer a = log.Collect("k", seen, 4, 2500);
+    ASSERT_FALSE(a.events.empty());
+    ASSERT_FALSE(a.resync);
+    EXPECT_LE(a.events.size(), 2u);
+    EXPECT_EQ(a.events.front().version(), seen + 1);
+    seen = a.events.back().version();
+  }
+  EXPECT_EQ(seen, 20u);
 }
 
 TEST(WatchLogTest, AWatcherBeforeTheLogOrAcrossAnUnlinkedChangeResyncs) {
@@ -60,17 +92,17 @@ TEST(WatchLogTest, AWatcherBeforeTheLogOrAcrossAnUnlinkedChangeResyncs) {
   const wire::Record base = Put("k", 10, "a");
   log.Watch("k", &base, 0);
   // Older than what the log starts at: the changes in between are unknown.
-  EXPECT_TRUE(log.Collect("k", 5).resync);
+  EXPECT_TRUE(All(log, "k", 5).resync);
   log.OnStored(Put("k", 20, "b"), 10, ChangeLink{Kind::kLocal, 0, true}, 1);
   // A repair (unlinked) may have skipped versions the owner had.
   log.OnStored(Put("k", 40, "d"), 20, ChangeLink{}, 2);
-  const auto a = log.Collect("k", 10);
+  const auto a = All(log, "k", 10);
   EXPECT_EQ(Versions(a), (std::vector<uint64_t>{20}));  // the chain up to the break
-  EXPECT_TRUE(log.Collect("k", 20).resync);
+  EXPECT_TRUE(All(log, "k", 20).resync);
   // A replica whose owner says the previous version was 30, which the watcher never saw.
   log.OnStored(Put("k", 50, "e"), 40, ChangeLink{Kind::kGiven, 45, true}, 3);
-  EXPECT_TRUE(log.Collect("k", 40).resync);
-  EXPECT_EQ(Versions(log.Collect("k", 45)), (std::vector<uint64_t>{50}));
+  EXPECT_TRUE(All(log, "k", 40).resync);
+  EXPECT_EQ(Versions(All(log, "k", 45)), (std::vector<uint64_t>{50}));
 }
 
 TEST(WatchLogTest, TheOwnersUnansweredWritesAreHeldBackUntilPublished) {
@@ -78,7 +110,7 @@ TEST(WatchLogTest, TheOwnersUnansweredWritesAreHeldBackUntilPublished) {
   log.Watch("k", nullptr, 0);
   log.OnStored(Put("k", 20, "b"), 0, ChangeLink{Kind::kLocal, 0, false}, 1);
   log.OnStored(Put("k", 30, "c"), 20, ChangeLink{Kind::kLocal, 0, true}, 2);
-  const auto held = log.Collect("k", 0);
+  const auto held = All(log, "k", 0);
   EXPECT_TRUE(held.events.empty());
   EXPECT_FALSE(held.resync);  // wait, not resync
   uint64_t prev = 0;
@@ -87,7 +119,7 @@ TEST(WatchLogTest, TheOwnersUnansweredWritesAreHeldBackUntilPublished) {
   log.TakeChanged();
   log.Publish("k", 20);
   EXPECT_EQ(log.TakeChanged(), (std::vector<std::string>{"k"}));
-  EXPECT_EQ(Versions(log.Collect("k", 0)), (std::vector<uint64_t>{20, 30}));
+  EXPECT_EQ(Versions(All(log, "k", 0)), (std::vector<uint64_t>{20, 30}));
 }
 
 TEST(WatchLogTest, IsBoundedPerKeyAndInKeys) {
@@ -99,8 +131,8 @@ TEST(WatchLogTest, IsBoundedPerKeyAndInKeys) {
     prev = v;
   }
   // The oldest changes are gone: a watcher behind them resyncs, one after them does not.
-  EXPECT_TRUE(log.Collect("k", 1).resync);
-  EXPECT_EQ(log.Collect("k", prev - 2).events.size(), 2u);
+  EXPECT_TRUE(All(log, "k", 1).resync);
+  EXPECT_EQ(All(log, "k", prev - 2).events.size(), 2u);
   for (size_t i = 0; i < WatchLog::kMaxWatchedKeys + 5; ++i) {
     log.Watch("key-" + std::to_string(i), nullptr, 100 + i);
   }
@@ -128,10 +160,10 @@ TEST(WatchLogTest, AHandOverCarriesTheChangesToTheNextHolder) {
   EXPECT_EQ(h.changes_size(), 4);
   WatchLog new_owner;
   new_owner.Import(h, 1 << 20, 100);
-  EXPECT_EQ(Versions(new_owner.Collect("k", 10)), (std::vector<uint64_t>{20, 30, 40, 50}));
+  EXPECT_EQ(Versions(All(new_owner, "k", 10)), (std::vector<uint64_t>{20, 30, 40, 50}));
   // Its own next write links to the last handed-over version.
   new_owner.OnStored(Put("k", 70, "next"), 50, ChangeLink{Kind::kLocal, 0, true}, 101);
-  EXPECT_EQ(Versions(new_owner.Collect("k", 40)), (std::vector<uint64_t>{50, 70}));
+  EXPECT_EQ(Versions(All(new_owner, "k", 40)), (std::vector<uint64_t>{50, 70}));
   // A budget keeps only the newest changes: a watcher behind them resyncs.
   wire::WatchHistory small;
   ASSERT_TRUE(old_owner.Export("k", 10, &small));
@@ -153,14 +185,14 @@ TEST(WatchLogTest, AChangeFoundNotToFollowOnMakesWatchersBehindItResync) {
   // A replica answered that it holds 20, which this owner never had.
   log.Unlink("k", 30);
   log.Publish("k", 30);
-  EXPECT_TRUE(log.Collect("k", 10).resync);
+  EXPECT_TRUE(All(log, "k", 10).resync);
 }
 
 TEST(WatchLogTest, KeysNotWatchedKeepNothing) {
   WatchLog log;
   log.OnStored(Put("k", 20, "b"), 0, ChangeLink{Kind::kLocal, 0, true}, 1);
   EXPECT_FALSE(log.Watched("k"));
-  EXPECT_TRUE(log.Collect("k", 0).resync);
+  EXPECT_TRUE(All(log, "k", 0).resync);
   EXPECT_TRUE(log.TakeChanged().empty());
 }
 

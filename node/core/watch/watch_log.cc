@@ -136,7 +136,8 @@ void WatchLog::Import(const wire::WatchHistory& history, size_t max_value_bytes,
   changed_.push_back(history.key());
 }
 
-WatchLog::Answer WatchLog::Collect(const std::string& key, uint64_t after) const {
+WatchLog::Answer WatchLog::Collect(const std::string& key, uint64_t after, size_t max_events,
+                                   size_t max_value_bytes) const {
   Answer answer;
   auto it = keys_.find(key);
   if (it == keys_.end()) {
@@ -145,6 +146,7 @@ WatchLog::Answer WatchLog::Collect(const std::string& key, uint64_t after) const
   }
   const KeyLog& log = it->second;
   uint64_t cursor = after;
+  size_t value_bytes = 0;
   bool newer_seen = false;
   for (const Event& e : log.events) {
     if (e.event.version() <= after) continue;
@@ -154,6 +156,11 @@ WatchLog::Answer WatchLog::Collect(const std::string& key, uint64_t after) const
       // No unbroken chain leads from `after` to this change.
       answer.resync = answer.events.empty();
       break;
+    }
+    value_bytes += e.event.value().size();
+    if (!answer.events.empty() &&
+        (answer.events.size() >= max_events || value_bytes > max_value_bytes)) {
+      break;  // the rest comes in the next answer
     }
     answer.events.push_back(e.event);
     cursor = e.event.version();

@@ -63,11 +63,12 @@ void WatchService::HandleRequest(ReplyToken from, const wire::Envelope& request)
 bool WatchService::Collect(const std::string& key, uint64_t after, bool serving,
                            wire::WatchResponse* resp) {
   if (!ctx_.watches.Watched(key)) return false;
-  WatchLog::Answer a = ctx_.watches.Collect(key, after);
+  // An answer stays well inside the frame limit, as a transfer batch does.
+  WatchLog::Answer a =
+      ctx_.watches.Collect(key, after, kMaxEventsPerAnswer, ctx_.config.transfer_batch_bytes);
   if (!a.events.empty()) {
     resp->set_code(wire::OK);
-    const size_t n = std::min<size_t>(a.events.size(), kMaxEventsPerAnswer);
-    for (size_t i = 0; i < n; ++i) *resp->add_events() = std::move(a.events[i]);
+    for (wire::WatchEvent& e : a.events) *resp->add_events() = std::move(e);
     return true;
   }
   // Only the owner's current state is worth a resync; elsewhere the watcher moves on.

@@ -25,7 +25,7 @@ class WatchService {
  public:
   static constexpr size_t kMaxWaiting = 1024;
   static constexpr uint32_t kMaxWaitMs = 30'000;
-  static constexpr int kMaxEventsPerAnswer = 256;
+  static constexpr size_t kMaxEventsPerAnswer = 256;
 
   explicit WatchService(NodeContext& ctx) : ctx_(ctx) {}
   WatchService(const WatchService&) = delete;
