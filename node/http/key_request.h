@@ -2,12 +2,11 @@
 // method, query and body: get, put or delete, the consistency, CAS and TTL options of
 // chordctl as query parameters (consistency, r, w, if_absent, if_version, ttl), the value
 // (the body verbatim, or {"value": text} / {"value_base64": ...} with a JSON content type),
-// and whether the answer should be JSON. Also the value's JSON form for answers. Pure
-// functions; any thread.
+// and whether the answer should be JSON (the value's JSON form is tools/client/value_json.h).
+// Pure functions; any thread.
 #ifndef CHORD_NODE_HTTP_KEY_REQUEST_H_
 #define CHORD_NODE_HTTP_KEY_REQUEST_H_
 
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -37,13 +36,6 @@ struct KeyRequest {
 // 405 for a method the keys API does not take).
 std::optional<HttpProblem> ParseKeyRequest(const HttpRequest& request, const std::string& key,
                                            const RequestTarget& target, KeyRequest* out);
-
-// Sets doc["value"] to `value` when it is valid UTF-8, else doc["value_base64"].
-void SetValueJson(nlohmann::json* doc, const std::string& value);
-
-bool IsValidUtf8(const std::string& text);
-std::string Base64Encode(const std::string& bytes);
-std::optional<std::string> Base64Decode(const std::string& text);
 
 }  // namespace chord
 

@@ -183,6 +183,15 @@ TEST_F(CasTtlTest, ConditionsThatDoNotHoldAreConflictsNamingTheCurrentVersion) {
     conflicts += s->data().cas_conflicts();
   }
   EXPECT_GE(conflicts, 7u);
+  // `status --json` reports them (and the expiries) as the README says.
+  uint64_t reported = 0;
+  for (const auto& addr : addrs) {
+    const auto status = StatusOf(cluster(), addr);
+    ASSERT_TRUE(status);
+    EXPECT_TRUE((*status)["data"].contains("keys_expired")) << status->dump();
+    reported += (*status)["data"].value("cas_conflicts", uint64_t{0});
+  }
+  EXPECT_GE(reported, 7u);
 }
 
 TEST_F(CasTtlTest, AnIfAbsentPutRightAfterAReplicaCrashesHoldsOnceTheRingHasNoticed) {

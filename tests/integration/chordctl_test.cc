@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/integration/cluster_fixture.h"
@@ -149,6 +150,27 @@ TEST_F(ChordctlTest, RingToolsFollowTheExitCodeContract) {
   }
   EXPECT_FALSE(std::ifstream(cluster().dir() + "/nowhere.svg").good())
       << "ring --svg wrote a file although the ring could not be reached";
+}
+
+TEST_F(ChordctlTest, GetJsonGivesAValueThatIsNotTextAsBase64) {
+  NodeProcess* node = cluster().StartNode(FastNodes());
+  ASSERT_NE(node, nullptr);
+  const std::string addr = node->addr();
+  ChordClient client(addr);
+  ASSERT_TRUE(IsOk(client.Put("bytes", std::string("\xff\xfe\x00\x61", 4))));
+  ASSERT_TRUE(IsOk(client.Put("text", "h\xc3\xa9llo")));  // "héllo"
+  CommandResult r = cluster().Chordctl({"--node", addr, "get", "bytes", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << r.out;
+  EXPECT_FALSE(doc.contains("value")) << r.out;
+  EXPECT_EQ(doc.value("value_base64", ""), "//4AYQ==") << r.out;  // base64 of ff fe 00 61
+  r = cluster().Chordctl({"--node", addr, "get", "text", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << r.out;
+  EXPECT_EQ(doc.value("value", ""), "h\xc3\xa9llo") << r.out;
+  EXPECT_FALSE(doc.contains("value_base64")) << r.out;
 }
 
 }  // namespace

@@ -581,6 +581,14 @@ void Cluster::PrintLogTails(std::ostream& out, int lines) const {
 
 // --- ring checks ----------------------------------------------------------------------------
 
+std::optional<nlohmann::json> StatusOf(const Cluster& cluster, const std::string& addr) {
+  const CommandResult r = cluster.Chordctl({"--node", addr, "status", "--json"});
+  if (r.exit_code != 0) return std::nullopt;
+  auto doc = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return std::nullopt;
+  return doc;
+}
+
 bool ChordctlRingMatches(const Cluster& cluster, const std::string& via,
                          const std::vector<std::string>& addrs, std::string* why) {
   const CommandResult r = cluster.Chordctl({"--node", via, "ring", "--json"}, milliseconds(15000));

@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -236,6 +237,8 @@ class Cluster {
 
 // --- ring checks ----------------------------------------------------------------------------
 
+// `chordctl --node addr status --json`, parsed; nullopt when it fails or prints no JSON.
+std::optional<nlohmann::json> StatusOf(const Cluster& cluster, const std::string& addr);
 // Whether `chordctl --node via ring --json` reports a consistent ring of exactly `addrs`, in
 // ring order, with ids that are SHA-1 of the addresses. Explains a "no" in *why.
 bool ChordctlRingMatches(const Cluster& cluster, const std::string& via,

@@ -40,14 +40,6 @@ std::optional<wire::Record> RecordOn(const std::string& addr, const std::string&
   return std::nullopt;
 }
 
-std::optional<nlohmann::json> StatusOf(const Cluster& cluster, const std::string& addr) {
-  const CommandResult r = cluster.Chordctl({"--node", addr, "status", "--json"});
-  if (r.exit_code != 0) return std::nullopt;
-  auto doc = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return std::nullopt;
-  return doc;
-}
-
 TEST_F(ConsistencyTest, QuorumSucceedsAndAllFailsWithOneReplicaKilled) {
   ASSERT_TRUE(cluster().StartNodes(3, WithReplicas(FastNodes(), 3)));
   const std::vector<std::string> addrs = cluster().RunningAddrs();

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tools/client/value_json.h"
+
 namespace chord {
 namespace {
 
@@ -88,6 +90,12 @@ TEST(KeyRequestTest, Utf8AndBase64) {
     EXPECT_EQ(Base64Decode(Base64Encode(bytes)), bytes) << n;
   }
   EXPECT_FALSE(Base64Decode("abc").has_value());
+  // Padding only at the end, at most two; nothing outside the alphabet.
+  EXPECT_EQ(Base64Decode("QQ=="), "A");
+  EXPECT_EQ(Base64Decode("QUI="), "AB");
+  for (const char* bad : {"=AAA", "AA=A", "====", "A===", "AB*=", "AB C"}) {
+    EXPECT_FALSE(Base64Decode(bad).has_value()) << bad;
+  }
   nlohmann::json doc;
   SetValueJson(&doc, std::string("\xff\x00", 2));
   EXPECT_EQ(doc["value_base64"], "/wA=");

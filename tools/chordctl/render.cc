@@ -74,6 +74,8 @@ std::string StatusText(const wire::StatusResponse& status) {
                     std::to_string(d.hints_delivered()) + " delivered, " +
                     std::to_string(d.hints_refused()) + " refused");
   line("writes_failed", std::to_string(d.writes_failed()));
+  line("cas_conflicts", std::to_string(d.cas_conflicts()));
+  line("keys_expired", std::to_string(d.keys_expired()));
   line("requests_shed", std::to_string(d.requests_shed()) +
                             " (refused: the node held its limit of requests under way)");
   if (status.has_process()) {

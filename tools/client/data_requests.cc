@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tools/client/value_json.h"
+
 namespace chord {
 namespace {
 
@@ -96,7 +98,7 @@ nlohmann::json DataJson(const std::string& key, const wire::DataResponse& r, boo
   doc["version"] = r.version();
   doc["acks"] = r.acks();
   doc["required"] = r.required();
-  if (with_value) doc["value"] = r.value();
+  if (with_value) SetValueJson(&doc, r.value());
   if (r.expires_unix_ms() != 0) doc["expires_unix_ms"] = r.expires_unix_ms();
   return doc;
 }

@@ -1,6 +1,7 @@
 #include "tools/client/wire_json.h"
 
 #include "protocol/id.h"
+#include "tools/client/value_json.h"
 
 namespace chord {
 namespace {
@@ -61,7 +62,9 @@ nlohmann::json DataCountersJson(const wire::DataCounters& d) {
                         {"hints_delivered", d.hints_delivered()},
                         {"hints_refused", d.hints_refused()},
                         {"requests_shed", d.requests_shed()},
-                        {"writes_failed", d.writes_failed()}};
+                        {"writes_failed", d.writes_failed()},
+                        {"cas_conflicts", d.cas_conflicts()},
+                        {"keys_expired", d.keys_expired()}};
 }
 
 nlohmann::json StatusJson(const wire::StatusResponse& status) {
@@ -162,7 +165,7 @@ nlohmann::json WatchEventJson(const wire::WatchEvent& e) {
   nlohmann::json doc;
   doc["type"] = WatchEventTypeName(e.type());
   doc["version"] = e.version();
-  if (has_value) doc["value"] = e.value();
+  if (has_value) SetValueJson(&doc, e.value());
   if (CarriesState(e)) doc["deleted"] = e.deleted();
   return doc;
 }
