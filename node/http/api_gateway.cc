@@ -1,5 +1,6 @@
 #include "node/http/api_gateway.h"
 
+#include <arpa/inet.h>
 #include <uv.h>
 
 #include <charconv>
@@ -9,6 +10,7 @@
 #include "node/core/admission.h"
 #include "node/http/ring_page.h"
 #include "protocol/limits.h"
+#include "tools/client/value_json.h"
 #include "tools/client/wire_json.h"
 
 namespace chord {
@@ -149,8 +151,11 @@ std::string HostName(const std::string& host) {
   return colon == std::string::npos ? host : host.substr(0, colon);
 }
 
+// localhost, ::1 or an IPv4 address of 127.0.0.0/8 (not a name that merely starts "127.").
 bool IsLoopbackName(const std::string& name) {
-  return name == "localhost" || name == "::1" || name.rfind("127.", 0) == 0;
+  in_addr addr{};
+  return name == "localhost" || name == "::1" ||
+         (inet_pton(AF_INET, name.c_str(), &addr) == 1 && (ntohl(addr.s_addr) >> 24) == 127);
 }
 
 }  // namespace
@@ -203,7 +208,7 @@ void ApiGateway::Route(const HttpRequest& request) {
                             runtime_->RenderMetrics());
   }
   if (!options_.api) {
-    return Error(id, 404, "not_found",
+    return Error(id, 404, "no_such_path",
                  "no such path " + path + "; this address serves /metrics only");
   }
   static const std::string kKeys = "/v1/keys/";
@@ -253,7 +258,7 @@ void ApiGateway::Route(const HttpRequest& request) {
     if (head) return server_->Respond(id, 200, "text/event-stream", "", SseHeaders());
     return HandleWatch(request, path.substr(kWatch.size()), *target);
   }
-  Error(id, 404, "not_found",
+  Error(id, 404, "no_such_path",
         "no such path " + path +
             "; the API serves /v1/keys/KEY, /v1/lookup/KEY, /v1/status, /v1/ring, "
             "/v1/ring/events, /v1/watch/KEY, /metrics and the ring page at /");
@@ -399,30 +404,37 @@ void ApiGateway::HandleRingEvents(const HttpRequest& request) {
 
 void ApiGateway::OnRingWalk(bool ok, const std::string& body,
                             const std::vector<RingEvent>& events) {
-  for (const auto& [id, deadline] : ring_waiters_) {
+  // Answering may end an exchange, and OnGone then changes these maps: walk copies.
+  for (const auto& [id, deadline] : std::exchange(ring_waiters_, {})) {
     if (ok) {
       server_->Respond(id, 200, kJson, body + "\n");
     } else {
       Error(id, 503, "unavailable", body);
     }
   }
-  ring_waiters_.clear();
   if (!ok) {
     const std::string data = DumpJson({{"error", body}}, -1);
-    for (const auto& [id, had_ring] : ring_followers_) {
-      server_->StreamWrite(id, SseEvent("unreachable", data));
-    }
+    for (uint64_t id : RingFollowerIds()) server_->StreamWrite(id, SseEvent("unreachable", data));
     return;
   }
   const bool changed = body != last_ring_;
   last_ring_ = body;
-  for (auto& [id, had_ring] : ring_followers_) {
+  for (uint64_t id : RingFollowerIds()) {
+    auto it = ring_followers_.find(id);
+    if (it == ring_followers_.end()) continue;  // its stream ended on an earlier write
+    const bool had_ring = std::exchange(it->second, true);
     if (had_ring) {
       for (const RingEvent& e : events) server_->StreamWrite(id, SseEvent(e.name, e.data));
     }
     if (changed || !had_ring) server_->StreamWrite(id, SseEvent("ring", body));
-    had_ring = true;
   }
+}
+
+std::vector<uint64_t> ApiGateway::RingFollowerIds() const {
+  std::vector<uint64_t> ids;
+  ids.reserve(ring_followers_.size());
+  for (const auto& [id, had_ring] : ring_followers_) ids.push_back(id);
+  return ids;
 }
 
 void ApiGateway::HandleWatch(const HttpRequest& request, const std::string& key,
@@ -523,9 +535,7 @@ void ApiGateway::Tick() {
   server_->CloseStalledStreams(options_.max_stream_stall_ms);
   if (now - last_keep_alive_ms_ >= options_.keep_alive_ms) {
     last_keep_alive_ms_ = now;
-    for (const auto& [id, had_ring] : ring_followers_) {
-      server_->StreamWrite(id, ": keep-alive\n\n");
-    }
+    for (uint64_t id : RingFollowerIds()) server_->StreamWrite(id, ": keep-alive\n\n");
     for (const auto& [id, watch] : watches_) server_->StreamWrite(id, ": keep-alive\n\n");
   }
 }

@@ -78,6 +78,8 @@ class ApiGateway final : public HttpHandler, public LoopService {
   void Submit(uint64_t id, const wire::Envelope& envelope, const Sender& sender, LocalCall call);
   void OnLocalReply(uint64_t id, const wire::Envelope& reply);
   void OnRingWalk(bool ok, const std::string& body, const std::vector<RingEvent>& events);
+  // The /v1/ring/events streams now: a write may end one (OnGone), so loops walk this copy.
+  std::vector<uint64_t> RingFollowerIds() const;
   void OnWatchEvent(uint64_t id, const std::string& type, uint64_t version,
                     const std::string& json);
   void OnWatchEnd(uint64_t id, const std::string& sentence);

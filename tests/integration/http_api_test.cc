@@ -368,7 +368,7 @@ TEST_F(HttpApiTest, ErrorsAreJsonWithChordctlSentences) {
   ExpectError(HttpCall(h0, "PUT", "/v1/keys/k?if_absent=true&if_version=3", "v"), 400, "invalid");
   ExpectError(HttpGet(h0, "/v1/keys/"), 400, "invalid");  // an empty key
   ExpectError(HttpGet(h0, "/v1/keys/" + std::string(kMaxKeyBytes + 1, 'k')), 400, "invalid");
-  ExpectError(HttpGet(h0, "/v1/nothing-here"), 404, "not_found");
+  ExpectError(HttpGet(h0, "/v1/nothing-here"), 404, "no_such_path");
   EXPECT_EQ(HttpGet(h0, "/v1/keys/k").status, 404) << "a refused put must not write";
 
   // Another method: 405 with an Allow header.
@@ -822,6 +822,30 @@ TEST_F(HttpApiTlsTest, HttpsNeedsAClientCertificateAndItsRole) {
 }
 
 // --- start-up and shutdown ---------------------------------------------------------------
+
+TEST_F(HttpApiTest, ALoopbackListenerAnswersOnlyLoopbackNamesAndItsOwnOrigin) {
+  const std::vector<std::string> addrs = StartHttpRing(1);
+  ASSERT_EQ(addrs.size(), 1u);
+  const int port = HttpPort(addrs[0]);
+  const std::string p = ":" + std::to_string(port);
+  // A status request addressed to `host`, from a page of `origin` ("": not a browser's).
+  const auto status_via = [&](const std::string& host, const std::string& origin) {
+    std::string raw = "GET /v1/status HTTP/1.1\r\nHost: " + host + "\r\n";
+    if (!origin.empty()) raw += "Origin: " + origin + "\r\n";
+    return HttpExchange(port, raw + "Connection: close\r\n\r\n").status;
+  };
+  for (const std::string host : {"127.0.0.1", "127.0.0.2", "localhost", "[::1]"}) {
+    EXPECT_EQ(status_via(host + p, ""), 200) << host;
+    EXPECT_EQ(status_via(host + p, "http://" + host + p), 200) << host;
+  }
+  // A name of any other site, also one that begins like a loopback address, as a page that
+  // has its name rebound to 127.0.0.1 would send; and a page of another origin.
+  for (const std::string host : {"evil.example", "127.attacker.example", "127.0.0.1.example"}) {
+    EXPECT_EQ(status_via(host + p, ""), 403) << host;
+    EXPECT_EQ(status_via(host + p, "http://" + host + p), 403) << host;
+  }
+  EXPECT_EQ(status_via("127.0.0.1" + p, "http://evil.example"), 403);
+}
 
 TEST_F(HttpApiTest, AddressInUseAndUnprotectedAddressAreRefusedAtStart) {
   // Hold a port, then ask a node to serve the API on it: exit 1, one sentence naming it.

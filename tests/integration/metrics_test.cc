@@ -437,7 +437,7 @@ TEST_F(MetricsTest, OtherPathsAre404AndGarbageClosesTheConnection) {
   EXPECT_EQ(other.Header("content-type"), "application/json");
   const nlohmann::json other_doc = nlohmann::json::parse(other.body, nullptr, false);
   ASSERT_TRUE(other_doc.is_object()) << other.body;
-  EXPECT_EQ(other_doc.value("code", ""), "not_found") << other.body;
+  EXPECT_EQ(other_doc.value("code", ""), "no_such_path") << other.body;
   EXPECT_NE(other_doc.value("error", "").find("/other"), std::string::npos) << other.body;
   EXPECT_EQ(other_doc.value("error", "").find('\n'), std::string::npos) << other.body;
   // This listener serves the metrics only, not the API.
