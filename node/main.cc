@@ -134,11 +134,18 @@ std::string Validate(const Flags& f, const CLI::App& app) {
     return "--anti-entropy-ms must be between 1 and " + std::to_string(kMaxAntiEntropyMs) +
            " (a day); the default is 2000";
   }
-  if (f.successors < 1 || f.successors > 1024) {
-    return "--successors must be between 1 and 1024; the default is 8";
+  if (f.successors < 2 || f.successors > 1024) {
+    return "--successors must be between 2 (the least a ring survives a failure with, RING.md) "
+           "and 1024; the default is 8";
   }
-  if (f.stabilize_ms < 1) return "--stabilize-ms must be at least 1; the default is 500";
-  if (f.rpc_timeout_ms < 1) return "--rpc-timeout-ms must be at least 1; the default is 1000";
+  if (f.stabilize_ms < 1 || f.stabilize_ms > kMaxAntiEntropyMs) {
+    return "--stabilize-ms must be between 1 and " + std::to_string(kMaxAntiEntropyMs) +
+           " (a day); the default is 500";
+  }
+  if (f.rpc_timeout_ms < 1 || f.rpc_timeout_ms > kMaxAntiEntropyMs) {
+    return "--rpc-timeout-ms must be between 1 and " + std::to_string(kMaxAntiEntropyMs) +
+           " (a day); the default is 1000";
+  }
   if (f.max_clock_skew_ms < 0 || f.max_clock_skew_ms > kMaxAntiEntropyMs) {
     return "--max-clock-skew-ms must be between 0 and " + std::to_string(kMaxAntiEntropyMs) +
            " (a day); the default is 2000";
@@ -248,6 +255,7 @@ Status StartHttp(const Flags& f, NodeRuntime* runtime) {
     ApiGateway::Options metrics;
     metrics.api = false;  // plain HTTP, /metrics only, as before the API existed
     auto addr = ParseIpv4Address(f.metrics_listen);
+    metrics.loopback = IsLoopback(*addr);  // else a scraper on the LAN would be refused
     auto gateway = ApiGateway::Start(runtime, *addr, f.metrics_listen + " for metrics", metrics);
     if (!gateway.ok()) return gateway.status();
     runtime->AddService(std::move(gateway).value());

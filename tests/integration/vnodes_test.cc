@@ -454,5 +454,16 @@ TEST_F(VnodeTest, VnodeCountOutsideOneToSixtyFourIsAUsageError) {
   ExpectUsageError(cluster(), {"--listen", addr, "--memory", "--vnodes", "65"}, {"--vnodes"});
 }
 
+TEST_F(VnodeTest, RingTimingAndListFlagsOutOfRangeAreUsageErrors) {
+  const std::string addr = LocalAddr(PickFreePort());
+  // Zave's proof needs successor lists of at least two.
+  ExpectUsageError(cluster(), {"--listen", addr, "--memory", "--successors", "1"},
+                   {"--successors"});
+  ExpectUsageError(cluster(), {"--listen", addr, "--memory", "--stabilize-ms", "86400001"},
+                   {"--stabilize-ms"});
+  ExpectUsageError(cluster(), {"--listen", addr, "--memory", "--rpc-timeout-ms", "0"},
+                   {"--rpc-timeout-ms"});
+}
+
 }  // namespace
 }  // namespace chord::testing

@@ -10,6 +10,7 @@
 # and after each, no acknowledged write may be lost or read older than acknowledged; after the
 # pause and the crash, no two acknowledged increments of a counter may have started from the
 # same state (after the partition that is printed, not required: README "Compare-and-set").
+# First, a node's --metrics-listen on a namespace's (non-loopback) address must answer there.
 # Needs root and network namespaces; exits 77 (skipped) with the reason otherwise.
 # Usage: lan_test.sh BUILD_DIR
 set -euo pipefail
@@ -36,11 +37,13 @@ export CHORD_NODE_ARGS="--memory --stabilize-ms 300"
 CHECK="$BUILD/tools/chord-lancheck"
 WRITER_PID=""
 COUNTER_PID=""
+METRICS_PID=""
 
 cleanup() {
   local rc=$?
   if [[ -n "$WRITER_PID" ]]; then kill "$WRITER_PID" 2>/dev/null || true; fi
   if [[ -n "$COUNTER_PID" ]]; then kill "$COUNTER_PID" 2>/dev/null || true; fi
+  if [[ -n "$METRICS_PID" ]]; then kill "$METRICS_PID" 2>/dev/null || true; fi
   "$LAN" down >/dev/null 2>&1 || true
   if [[ $rc -ne 0 ]]; then
     echo "---- node logs (tails) in $CHORD_RUN_DIR"
@@ -59,6 +62,24 @@ fail() {
 
 N=7
 "$LAN" up $N
+
+# A node's --metrics-listen on a LAN address answers a scraper there (a loopback listener
+# answers loopback names only; this one must not take the LAN address for one).
+"$LAN" hub "$BUILD/node/chord-node" --listen 10.77.0.1:4100 --insecure --memory \
+  --metrics-listen 10.77.0.1:9109 >"$CHORD_RUN_DIR/metrics-node.log" 2>&1 &
+METRICS_PID=$!
+code=""
+for ((i = 0; i < 50; i++)); do
+  code=$("$LAN" hub curl -s -o /dev/null -w '%{http_code}' --max-time 2 \
+    http://10.77.0.1:9109/metrics || true)
+  [[ "$code" == 200 ]] && break
+  sleep 0.2
+done
+kill "$METRICS_PID" 2>/dev/null || true
+wait "$METRICS_PID" 2>/dev/null || true
+METRICS_PID=""
+[[ "$code" == 200 ]] || fail "metrics on a LAN address answered \"$code\", not 200"
+echo "metrics on a LAN address: 200"
 ADDRS=$("$LAN" addrs)
 NODES=()
 for a in ${ADDRS//,/ }; do NODES+=(--node "$a"); done
