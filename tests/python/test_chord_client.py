@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import http.server
 import json
 import os
 import signal
@@ -611,12 +612,43 @@ class RingTest(RingCase):
         self.assertIn("chord_up", text)
 
     def test_unknown_path_and_method(self):
-        with self.assertRaises(chord.ChordError) as cm:
+        # A path the API does not serve is not a missing key.
+        with self.assertRaises(chord.InvalidRequest) as cm:
             RING.nodes[0].client()._json("GET", "/v1/nothing-here")
-        self.assertEqual(cm.exception.status, 404)
+        self.assertEqual((cm.exception.status, cm.exception.code), (404, "no_such_path"))
         with self.assertRaises(chord.InvalidRequest) as cm:
             RING.nodes[0].client()._json("PATCH", "/v1/keys/x")
         self.assertEqual((cm.exception.status, cm.exception.code), (405, "method"))
+
+    def test_a_server_that_is_not_the_api_does_not_say_keys_are_missing(self):
+        # Any URL answered by a bare 404 (not the API's JSON for a missing key) is an error,
+        # never "absent".
+        class NotFoundHandler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_error(404)
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.HTTPServer(("127.0.0.1", 0), NotFoundHandler)
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1})
+        thread.start()
+        try:
+            c = chord.Client("http://127.0.0.1:%d" % server.server_address[1], timeout=5)
+            with self.assertRaises(chord.InvalidRequest) as cm:
+                c.get("greeting")
+            self.assertEqual((cm.exception.status, cm.exception.code), (404, "no_such_path"))
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join(timeout=10)
+
+    def test_a_port_out_of_range_is_refused(self):
+        for url in ("http://127.0.0.1:99999", "127.0.0.1:abc", "http://127.0.0.1:0"):
+            with self.subTest(url=url):
+                with self.assertRaises(chord.InvalidRequest) as cm:
+                    chord.Client(url)
+                self.assertIn("1 to 65535", cm.exception.message)
 
     def test_unreachable_node(self):
         c = chord.Client("http://127.0.0.1:%d" % free_port(), timeout=5)
@@ -944,6 +976,10 @@ class CliTest(RingCase):
         # Unreachable: 3.
         r = self.cli("--url", "127.0.0.1:%d" % free_port(), "get", key)
         self.assertExit(r, 3)
+        self.assertOneSentence(r)
+        # A port out of range: 2, nothing sent.
+        r = self.cli("--url", "127.0.0.1:99999", "get", key)
+        self.assertExit(r, 2)
         self.assertOneSentence(r)
         # Delete: 0, also for a missing key; then get: 1.
         self.assertExit(self.cli("--url", url, "del", key), 0)

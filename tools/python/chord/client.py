@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from . import sse
-from .errors import ChordError, Timeout, Unavailable, error_for
+from .errors import ChordError, InvalidRequest, Timeout, Unavailable, error_for
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 
@@ -50,6 +50,19 @@ def normalize_url(url: str, tls: bool = False) -> str:
     if "://" not in url:
         url = ("https://" if tls else "http://") + url
     return url.rstrip("/")
+
+
+def _check_url(url: str) -> None:
+    """Raises InvalidRequest unless ``url`` is http(s)://HOST:PORT with a port in 1-65535 (or
+    none); urllib would otherwise send to a port wrapped around 65536."""
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0 or port == -1:
+        raise InvalidRequest("%r is not a node's HTTP address; give http://HOST:PORT with a port "
+                             "from 1 to 65535" % url, "invalid")
 
 
 def quote_key(key: str | bytes) -> str:
@@ -134,6 +147,7 @@ class Client:
     ):
         tls = bool(cafile or certfile)
         self.url = normalize_url(url or default_url(), tls=tls)
+        _check_url(self.url)
         self.timeout = timeout
         self._has_cert = bool(certfile)
         handlers: list[urllib.request.BaseHandler] = []

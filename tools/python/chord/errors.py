@@ -13,9 +13,10 @@ class ChordError(Exception):
     """A request the node refused or could not complete.
 
     Attributes:
-        code: the API's error code: ``invalid``, ``forbidden``, ``not_found``, ``method``,
-            ``conflict``, ``too_large``, ``unavailable`` or ``timeout`` (``unavailable`` too
-            when the node could not be reached at all).
+        code: the API's error code: ``invalid``, ``forbidden``, ``not_found`` (a missing key),
+            ``no_such_path`` (a URL the API does not serve), ``method``, ``conflict``,
+            ``too_large``, ``unavailable`` or ``timeout`` (``unavailable`` too when the node
+            could not be reached at all).
         status: the HTTP status of the answer (400, 403, 404, 405, 409, 413, 503, 504), or 0
             when no answer arrived.
         message: one sentence saying what was wrong and what to do.
@@ -34,7 +35,9 @@ class ChordError(Exception):
 
 
 class InvalidRequest(ChordError):
-    """The request was malformed or out of bounds (HTTP 400, 405, 413); chordctl exit 2."""
+    """The request was malformed or out of bounds (HTTP 400, 405, 413), or its URL reaches no
+    part of the API (HTTP 404 ``no_such_path``, also a 404 that is not the API's JSON);
+    chordctl exit 2."""
 
     exit_code = 2
 
@@ -80,16 +83,18 @@ ERROR_CLASSES = {
     "too_large": InvalidRequest,
     "forbidden": Forbidden,
     "not_found": NotFound,
+    "no_such_path": InvalidRequest,
     "conflict": Conflict,
     "unavailable": Unavailable,
     "timeout": Timeout,
 }
 
-# The API error code of an HTTP status, for answers that carry no JSON error.
+# The API error code of an HTTP status, for answers that carry no JSON error. A bare 404 is
+# not the API's answer for a missing key (that one is JSON): the URL reaches something else.
 CODE_OF_STATUS = {
     400: "invalid",
     403: "forbidden",
-    404: "not_found",
+    404: "no_such_path",
     405: "method",
     409: "conflict",
     413: "too_large",
