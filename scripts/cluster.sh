@@ -100,8 +100,15 @@ alive_ports() {
   done
 }
 
+# Whether a node could not listen on port $1: something listens there, or a connection holds
+# it as its own port (ss sees both, and leaves out closed ones waiting in TIME-WAIT, which do
+# not stop a bind; without ss, only a listener is seen).
 port_in_use() {
-  (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
+  if command -v ss >/dev/null 2>&1; then
+    [[ -n "$(ss -Htan exclude time-wait "sport = :$1" 2>/dev/null)" ]]
+  else
+    (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
+  fi
 }
 
 # With --tls: chordctl (here and for the user) is the admin client of the run's CA.

@@ -92,18 +92,21 @@ trap 'exit 130' INT TERM
 
 port_free() {
   if command -v ss >/dev/null 2>&1; then
-    [[ -z "$(ss -Htln "sport = :$1" 2>/dev/null)" ]]
+    [[ -z "$(ss -Htan exclude time-wait "sport = :$1" 2>/dev/null)" ]]  # listening or connected
   elif (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; then
     return 1
   fi
 }
 
 # A base port with 6 consecutive free ports (5 nodes and the one added later), and 6 more
-# free ports HTTP_OFFSET above them for their HTTP servers.
+# free ports HTTP_OFFSET above them for their HTTP servers, all below the kernel's ephemeral
+# range (where a client connection could take one between this check and the node's start).
 find_base_port() {
-  local tries base i free
+  local tries base i free span
+  span=$((($(chord_ephemeral_low) - HTTP_OFFSET - NUM_NODES - 1 - 20000) / 10))
+  ((span > 0)) || span=1
   for ((tries = 0; tries < 200; tries++)); do
-    base=$((20000 + (RANDOM % 2000) * 10))
+    base=$((20000 + (RANDOM % span) * 10))
     free=1
     for ((i = 0; i <= NUM_NODES; i++)); do
       if ! port_free $((base + i)) || ! port_free $((base + HTTP_OFFSET + i)); then
