@@ -42,6 +42,8 @@ WAIT_S="${CHORD_WAIT_S:-20}"
 HTTP_OFFSET="${CHORD_HTTP_PORT_OFFSET:-}"
 HOST="127.0.0.1"
 CERTS_SH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/certs.sh"
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 STOP_WAIT_S=10
 MAX_NODES=1000
 
@@ -100,16 +102,7 @@ alive_ports() {
   done
 }
 
-# Whether a node could not listen on port $1: something listens there, or a connection holds
-# it as its own port (ss sees both, and leaves out closed ones waiting in TIME-WAIT, which do
-# not stop a bind; without ss, only a listener is seen).
-port_in_use() {
-  if command -v ss >/dev/null 2>&1; then
-    [[ -n "$(ss -Htan exclude time-wait "sport = :$1" 2>/dev/null)" ]]
-  else
-    (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null
-  fi
-}
+port_in_use() { chord_port_taken "$HOST" "$1"; }
 
 # With --tls: chordctl (here and for the user) is the admin client of the run's CA.
 tls_on() { [[ -f "$RUN_DIR/tls" ]]; }

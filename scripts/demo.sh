@@ -90,13 +90,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-port_free() {
-  if command -v ss >/dev/null 2>&1; then
-    [[ -z "$(ss -Htan exclude time-wait "sport = :$1" 2>/dev/null)" ]]  # listening or connected
-  elif (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; then
-    return 1
-  fi
-}
+port_free() { ! chord_port_taken "$HOST" "$1"; }
 
 # A base port with 6 consecutive free ports (5 nodes and the one added later), and 6 more
 # free ports HTTP_OFFSET above them for their HTTP servers, all below the kernel's ephemeral

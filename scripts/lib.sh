@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Shared helpers of the scripts in scripts/: section headers, installing the Debian packages
 # the build needs, configuring + building one build directory, waiting for a ring to settle and
-# the kernel's ephemeral ports. Source it (do not run it); it expects `set -euo pipefail` in
+# the kernel's ephemeral ports and whether a port is taken. Source it (do not run it); it expects `set -euo pipefail` in
 # the caller.
 
 # The Debian packages chord builds and tests with (openssl: the CLI scripts/certs.sh runs;
@@ -98,6 +98,20 @@ chord_ring_settled() {
   out="$("$@" ring --json 2>/dev/null)" || return 1
   CHORD_RING_MET="$(grep -c '"keys":' <<<"$out" || true)"
   [[ "$CHORD_RING_MET" -eq "$want" && "$out" == *'"consistent": true'* ]]
+}
+
+# chord_port_taken HOST PORT: whether a server could not listen on HOST:PORT now: something
+# listens there, or a live connection holds it as its own port (ss sees both; sockets of a
+# closed connection, which do not stop a bind, are left out). Without a working ss, only a
+# listener is seen (by connecting to it).
+chord_port_taken() {
+  local out
+  if out="$(ss -Htan state listening state established state syn-sent state syn-recv \
+    "sport = :$2" 2>/dev/null)"; then
+    [[ -n "$out" ]]
+  else
+    (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null
+  fi
 }
 
 # chord_ephemeral_low: prints the lowest port of the kernel's ephemeral range (32768 when it

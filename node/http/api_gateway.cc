@@ -1,6 +1,7 @@
 #include "node/http/api_gateway.h"
 
 #include <arpa/inet.h>
+#include <strings.h>
 #include <uv.h>
 
 #include <charconv>
@@ -154,7 +155,7 @@ std::string HostName(const std::string& host) {
 // localhost, ::1 or an IPv4 address of 127.0.0.0/8 (not a name that merely starts "127.").
 bool IsLoopbackName(const std::string& name) {
   in_addr addr{};
-  return name == "localhost" || name == "::1" ||
+  return strcasecmp(name.c_str(), "localhost") == 0 || name == "::1" ||
          (inet_pton(AF_INET, name.c_str(), &addr) == 1 && (ntohl(addr.s_addr) >> 24) == 127);
 }
 

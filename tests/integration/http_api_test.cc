@@ -834,7 +834,7 @@ TEST_F(HttpApiTest, ALoopbackListenerAnswersOnlyLoopbackNamesAndItsOwnOrigin) {
     if (!origin.empty()) raw += "Origin: " + origin + "\r\n";
     return HttpExchange(port, raw + "Connection: close\r\n\r\n").status;
   };
-  for (const std::string host : {"127.0.0.1", "127.0.0.2", "localhost", "[::1]"}) {
+  for (const std::string host : {"127.0.0.1", "127.0.0.2", "localhost", "LocalHost", "[::1]"}) {
     EXPECT_EQ(status_via(host + p, ""), 200) << host;
     EXPECT_EQ(status_via(host + p, "http://" + host + p), 200) << host;
   }

@@ -171,9 +171,11 @@ TEST_F(ResourceTest, LargeFramesDoNotStayInMemoryOnceHandled) {
 }
 
 TEST_F(ResourceTest, ALargeFrameDoesNotStayInMemoryWhileTheNextIsBegun) {
-  // One node with the default frame deadline (10 s), which would close the connections and
-  // free everything before this test ends.
-  NodeProcess* target = cluster().StartNode(FastNodes());
+  // One node with a frame deadline far longer than the test, which would otherwise close the
+  // connections and free everything before it ends.
+  NodeOptions o = FastNodes();
+  o.extra_args = {"--frame-deadline-ms", "120000"};
+  NodeProcess* target = cluster().StartNode(o);
   ASSERT_NE(target, nullptr);
   addrs_ = {target->addr()};
   const uint64_t before = RssMiB(target->pid()).value_or(0);

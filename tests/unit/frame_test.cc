@@ -335,5 +335,33 @@ TEST(FrameTest, LongStreamKeepsBufferBounded) {
   EXPECT_LT(max_buffered, 97u + 200u);
 }
 
+TEST(FrameTest, FramesAfterALargeOneComeOutIntactWhenItsBufferIsGivenBack) {
+  // A frame larger than the buffer a decoder keeps, then small frames and the start of
+  // another, all in one read: handing the large one out gives its buffer back and keeps the
+  // bytes after it, which must decode unchanged.
+  const wire::Envelope big = PutEnvelope(1, "big", std::string(300 << 10, 'b'));
+  std::vector<wire::Envelope> small;
+  std::string stream = Encode(big);
+  for (int i = 2; i < 6; ++i) {
+    small.push_back(PutEnvelope(static_cast<uint64_t>(i), "k" + std::to_string(i), "v"));
+    stream += Encode(small.back());
+  }
+  const wire::Envelope last = StatusEnvelope(9);
+  const std::string last_frame = Encode(last);
+  stream += last_frame.substr(0, 7);
+  FrameDecoder dec;
+  dec.Feed(stream);
+  auto got = Drain(&dec);
+  ASSERT_EQ(got.size(), 5u);
+  ExpectSame(got[0], big);
+  for (size_t i = 0; i < small.size(); ++i) ExpectSame(got[i + 1], small[i]);
+  EXPECT_EQ(dec.buffered(), 7u);
+  dec.Feed(last_frame.substr(7));
+  got = Drain(&dec);
+  ASSERT_EQ(got.size(), 1u);
+  ExpectSame(got[0], last);
+  EXPECT_EQ(dec.buffered(), 0u);
+}
+
 }  // namespace
 }  // namespace chord

@@ -74,8 +74,9 @@ class WatchLog {
   // `max_value_bytes`) are ignored.
   void Import(const wire::WatchHistory& history, size_t max_value_bytes, uint64_t now_ms);
 
-  // What a watcher that has seen `after` gets now: at most `max_events` events and, beyond
-  // the first, `max_value_bytes` of values (the watcher asks again from the last it got).
+  // What a watcher that has seen `after` gets now: at most `max_events` events and
+  // `max_value_bytes` of values, or one event of any size (the watcher asks again from the
+  // last it got).
   struct Answer {
     std::vector<wire::WatchEvent> events;  // linked, published, in version order
     bool resync = false;                   // nothing can be proven after `after`

@@ -285,7 +285,8 @@ class Client:
 
         Each item is the event's JSON: ``{"type": "put", "version": V, "value": "..."}``,
         ``delete``/``expire`` (no value), and ``current``/``resync`` with ``"deleted"`` and the
-        value when not deleted. Without ``from_version`` the first item is ``current`` (the
+        value when not deleted (``"value_base64"`` instead of ``"value"`` for a value that is
+        not UTF-8 text). Without ``from_version`` the first item is ``current`` (the
         key's state now); with it, the changes after that version.
 
         A dropped connection (or ``idle_timeout`` seconds without even a keep-alive) is
