@@ -7,10 +7,8 @@
 // and whose timeout bounds a request whose answer trickles in (a stand-in server here).
 // chord-bench is looked up beside chord-node's build directory (<build>/tools/chord-bench);
 // the tests skip when it has not been built.
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -28,6 +26,7 @@
 #include <vector>
 
 #include "tests/integration/cluster_fixture.h"
+#include "tests/integration/loopback_listener.h"
 
 namespace chord::testing {
 namespace {
@@ -447,18 +446,8 @@ TEST(BenchRedisTest, SpreadsGetsOverRedisServersByTheKeysSha1) {
 class TricklingServer {
  public:
   TricklingServer() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(fd_, 8) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      return;
-    }
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { Serve(); });
+    fd_ = ListenOnLoopback(&port_);
+    if (fd_ >= 0) thread_ = std::thread([this] { Serve(); });
   }
   ~TricklingServer() {
     stop_ = true;

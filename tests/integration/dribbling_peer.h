@@ -7,8 +7,6 @@
 #ifndef CHORD_TESTS_INTEGRATION_DRIBBLING_PEER_H_
 #define CHORD_TESTS_INTEGRATION_DRIBBLING_PEER_H_
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,23 +16,15 @@
 #include <string>
 #include <thread>
 
+#include "tests/integration/loopback_listener.h"
+
 namespace chord::testing {
 
 class DribblingPeer {
  public:
   explicit DribblingPeer(std::string opening) : opening_(std::move(opening)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(fd_, 8) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      return;
-    }
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { Serve(); });
+    fd_ = ListenOnLoopback(&port_);
+    if (fd_ >= 0) thread_ = std::thread([this] { Serve(); });
   }
   ~DribblingPeer() {
     stop_ = true;

@@ -37,6 +37,16 @@ std::optional<uint64_t> RssMiB(pid_t pid) {
   return std::nullopt;
 }
 
+// A whole frame of a put with a 15 MiB value (refused by the node: over 1 MiB).
+std::string BigPutFrame() {
+  wire::Envelope put;
+  put.set_request_id(1);
+  put.mutable_put()->set_key("big");
+  put.mutable_put()->set_value(std::string(15u << 20, 'b'));
+  const std::string payload = put.SerializeAsString();
+  return FrameHeader(static_cast<uint32_t>(payload.size())) + payload;
+}
+
 class ResourceTest : public ClusterTest {
  protected:
   // Three nodes with short deadlines, so that the tests do not wait long.
@@ -150,13 +160,7 @@ TEST_F(ResourceTest, LargeFramesDoNotStayInMemoryOnceHandled) {
   const uint64_t before = RssMiB(target->pid()).value_or(0);
   // 24 connections each send one whole 15 MiB put (refused: the value is over 1 MiB) and stay
   // open.
-  wire::Envelope put;
-  put.set_request_id(1);
-  put.mutable_put()->set_key("big");
-  put.mutable_put()->set_value(std::string(15u << 20, 'b'));
-  std::string payload;
-  ASSERT_TRUE(put.SerializeToString(&payload));
-  const std::string frame = FrameHeader(static_cast<uint32_t>(payload.size())) + payload;
+  const std::string frame = BigPutFrame();
   std::vector<RawConnection> conns(24);
   std::string error;
   for (RawConnection& conn : conns) {
@@ -182,14 +186,7 @@ TEST_F(ResourceTest, ALargeFrameDoesNotStayInMemoryWhileTheNextIsBegun) {
   // 24 connections, one after the other (within the node's budget for unfinished frames),
   // each send one whole 15 MiB put (refused: over 1 MiB) and the first byte of another
   // frame, and stay: the node holds one byte of each, not the buffer the large frame needed.
-  wire::Envelope put;
-  put.set_request_id(1);
-  put.mutable_put()->set_key("big");
-  put.mutable_put()->set_value(std::string(15u << 20, 'b'));
-  std::string payload;
-  ASSERT_TRUE(put.SerializeToString(&payload));
-  const std::string frames =
-      FrameHeader(static_cast<uint32_t>(payload.size())) + payload + FrameHeader(100).substr(0, 1);
+  const std::string frames = BigPutFrame() + FrameHeader(100).substr(0, 1);
   std::vector<RawConnection> conns(24);
   std::string error;
   for (RawConnection& conn : conns) {
