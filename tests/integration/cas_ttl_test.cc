@@ -162,6 +162,14 @@ TEST_F(CasTtlTest, ConditionsThatDoNotHoldAreConflictsNamingTheCurrentVersion) {
   EXPECT_EQ(cli.exit_code, 4) << cli.err;
   cli = cluster().Chordctl({"--node", addrs[2], "del", key, "--if-version", "12345"});
   EXPECT_EQ(cli.exit_code, 4) << cli.err;
+  // With --json the conflict's answer comes on stdout too, naming the current version.
+  cli = cluster().Chordctl(
+      {"--node", addrs[2], "put", key, "six", "--if-version", "12345", "--json"});
+  EXPECT_EQ(cli.exit_code, 4) << cli.err;
+  const auto conflict = nlohmann::json::parse(cli.out, nullptr, false);
+  ASSERT_TRUE(conflict.is_object()) << cli.out;
+  EXPECT_EQ(conflict.value("code", ""), "CONFLICT") << cli.out;
+  EXPECT_EQ(std::to_string(conflict.value("version", uint64_t{0})), v5) << cli.out;
   cli = cluster().Chordctl({"--node", addrs[2], "put", key, "six", "--if-version", v5, "--json"});
   EXPECT_EQ(cli.exit_code, 0) << cli.err;
   EXPECT_NE(cli.out.find("\"version\""), std::string::npos) << cli.out;

@@ -56,6 +56,18 @@ void WriteStdout(const std::string& text) {
   std::fflush(stdout);
 }
 
+// The exit code of a put's or delete's answer, with its JSON on stdout under --json: also for
+// a condition that did not hold (code CONFLICT, the key's current version), which a script
+// needs to retry.
+int ReportWrite(const CtlOptions& options, const char* op, const std::string& key,
+                const wire::DataResponse& r) {
+  const int code = ReportAnswer(options, op, key, r);
+  if (options.json && (code == kExitOk || code == kExitConflict)) {
+    WriteStdout(DumpJson(DataJson(key, r, /*with_value=*/false)) + "\n");
+  }
+  return code;
+}
+
 }  // namespace
 
 void PrintError(const std::string& sentence) { std::cerr << "chordctl: " << sentence << "\n"; }
@@ -98,17 +110,13 @@ bool ReadValueFile(const std::string& path, std::string* value) {
   return true;
 }
 
-namespace {}  // namespace
-
 int RunPut(const CtlOptions& options, const std::string& key, const std::string& value,
            const DataOptions& data) {
   if (!CheckKey(key) || !CheckValue(value)) return kExitUsage;
   ChordClient client(options.node, options.timeout_ms);
   Result<wire::DataResponse> r = client.Put(key, value, data);
   if (!r.ok()) return ReportStatus(r.status());
-  if (int code = ReportAnswer(options, "put", key, *r); code != kExitOk) return code;
-  if (options.json) WriteStdout(DumpJson(DataJson(key, *r, /*with_value=*/false)) + "\n");
-  return kExitOk;
+  return ReportWrite(options, "put", key, *r);
 }
 
 int RunGet(const CtlOptions& options, const std::string& key, const DataOptions& data) {
@@ -128,9 +136,7 @@ int RunDelete(const CtlOptions& options, const std::string& key, const DataOptio
   Result<wire::DataResponse> r = client.Delete(key, data);
   if (!r.ok()) return ReportStatus(r.status());
   // Deleting a key that is not there leaves the ring as asked: success.
-  if (int code = ReportAnswer(options, "delete", key, *r); code != kExitOk) return code;
-  if (options.json) WriteStdout(DumpJson(DataJson(key, *r, /*with_value=*/false)) + "\n");
-  return kExitOk;
+  return ReportWrite(options, "delete", key, *r);
 }
 
 int RunLookup(const CtlOptions& options, const std::string& key) {
