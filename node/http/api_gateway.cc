@@ -533,7 +533,7 @@ void ApiGateway::Tick() {
           "the ring did not answer within " + std::to_string(options_.request_timeout_ms / 1000) +
               " s; check that enough nodes are up (chordctl ring) and retry");
   }
-  server_->CloseStalledStreams(options_.max_stream_stall_ms);
+  server_->CloseStalledConnections(options_.max_stall_ms);
   if (now - last_keep_alive_ms_ >= options_.keep_alive_ms) {
     last_keep_alive_ms_ = now;
     for (uint64_t id : RingFollowerIds()) server_->StreamWrite(id, ": keep-alive\n\n");

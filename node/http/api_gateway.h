@@ -43,7 +43,8 @@ class ApiGateway final : public HttpHandler, public LoopService {
     // An SSE comment this often keeps proxies from closing a quiet stream, and finds clients
     // that left (H2O notices only when a write fails) so that their slots are freed soon.
     uint64_t keep_alive_ms = 2'000;
-    uint64_t max_stream_stall_ms = 30'000;  // a stream whose client takes nothing this long
+    // A connection whose client takes nothing of its answer or stream this long is closed.
+    uint64_t max_stall_ms = 30'000;
     // The listener is on a loopback address: requests must name a loopback host (a web page
     // that rebinds its own name to 127.0.0.1 must not reach the API).
     bool loopback = true;

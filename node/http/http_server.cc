@@ -2,9 +2,11 @@
 
 #include <arpa/inet.h>
 #include <h2o.h>
+#include <linux/sockios.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <uv.h>
 
@@ -30,6 +32,10 @@ struct HttpServer::Impl {
   struct Open {
     std::string host;
     uv_tcp_t* tcp = nullptr;
+    // Output waiting in the socket's queue at the last sweep, and since when it has stood
+    // unchanged (0: nothing waited).
+    size_t waiting_bytes = 0;
+    uint64_t waiting_since_ms = 0;
   };
   std::unordered_map<h2o_socket_t*, Open> sockets;
 
@@ -267,6 +273,11 @@ Status HttpServer::Listen(const sockaddr_in& addr, const std::string& name) {
     return Status::Unavailable("cannot listen on " + name + ": " + uv_strerror(rc) +
                                "; choose a free port");
   }
+  sockaddr_in bound{};
+  int len = sizeof(bound);
+  if (uv_tcp_getsockname(tcp, reinterpret_cast<sockaddr*>(&bound), &len) == 0) {
+    port_ = ntohs(bound.sin_port);
+  }
   listening_ = true;
   return Status::Ok();
 }
@@ -366,8 +377,10 @@ void HttpServer::ShutDownConnectionOf(void* raw) {
   }
 }
 
-void HttpServer::CloseStalledStreams(uint64_t max_stall_ms) {
+void HttpServer::CloseStalledConnections(uint64_t max_stall_ms) {
   const uint64_t now = uv_now(impl_->loop);
+  // Streams: a chunk H2O has not finished with (over HTTP/2 it may wait on the client's window
+  // rather than in the socket).
   std::vector<uint64_t> stalled;
   for (const auto& [id, ex] : exchanges_) {
     if (ex->generator != nullptr && ex->in_flight && now - ex->in_flight_since_ms > max_stall_ms) {
@@ -380,6 +393,30 @@ void HttpServer::CloseStalledStreams(uint64_t max_stall_ms) {
     h2o_req_t* req = it->second->req;
     Forget(id, /*tell_handler=*/true);
     ShutDownConnectionOf(req);
+  }
+  // Every connection: its output waits in the kernel's send queue (until the client's kernel
+  // acknowledges it, which it stops doing once the client's buffer is full) and what that
+  // would not take in libuv's queue. The sum shrinks, or once H2O's write is done and the next
+  // begun changes, whenever the client takes any. (libuv's queue alone stands still for
+  // seconds while a client takes a large kernel queue slowly: the kernel asks for more only
+  // once a third of it is free.) A shut-down socket fails its pending write and H2O closes the
+  // connection, disposing of its requests (the handler hears OnGone for those not answered).
+  for (auto& [sock, open] : impl_->sockets) {
+    uv_os_fd_t fd;
+    if (uv_fileno(reinterpret_cast<uv_handle_t*>(open.tcp), &fd) != 0) continue;
+    int in_kernel = 0;
+    if (::ioctl(fd, SIOCOUTQ, &in_kernel) != 0) in_kernel = 0;
+    const size_t waiting =
+        uv_stream_get_write_queue_size(reinterpret_cast<const uv_stream_t*>(open.tcp)) +
+        static_cast<size_t>(in_kernel > 0 ? in_kernel : 0);
+    if (waiting == 0) {
+      open.waiting_since_ms = 0;
+    } else if (open.waiting_since_ms == 0 || waiting != open.waiting_bytes) {
+      open.waiting_bytes = waiting;
+      open.waiting_since_ms = now;
+    } else if (now - open.waiting_since_ms > max_stall_ms) {
+      ::shutdown(fd, SHUT_RDWR);
+    }
   }
 }
 

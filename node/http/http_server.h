@@ -98,10 +98,14 @@ class HttpServer {
   // Ends a started stream once what is buffered has been sent.
   void StreamEnd(uint64_t id);
   bool Alive(uint64_t id) const { return exchanges_.count(id) > 0; }
-  // Closes the connections of streams whose client has taken nothing for `max_stall_ms`
-  // (H2O 2.2 has no write timeout); their handlers hear OnGone. Called periodically.
-  void CloseStalledStreams(uint64_t max_stall_ms);
+  // H2O 2.2 has no write timeout: closes every connection whose client has taken nothing of
+  // what waits for it for `max_stall_ms`, be it an answer (its output stands unchanged in the
+  // socket's queue) or a stream (its chunk in flight is not taken); the handlers of the
+  // requests on it hear OnGone. Called periodically: a stall is seen to within the period.
+  void CloseStalledConnections(uint64_t max_stall_ms);
 
+  // The port the listener is bound to (after Listen(); 0 before): Listen() may ask for 0.
+  uint16_t port() const { return port_; }
   size_t connection_count() const { return connections_; }
   size_t open_requests() const { return exchanges_.size(); }
 
@@ -142,6 +146,7 @@ class HttpServer {
   std::unordered_map<uint64_t, std::unique_ptr<Exchange>> exchanges_;
   std::unordered_map<std::string, size_t> per_host_;
   size_t connections_ = 0;
+  uint16_t port_ = 0;
   uint64_t next_id_ = 1;
   bool listening_ = false;
   bool closed_ = false;
