@@ -106,6 +106,20 @@ std::string DefaultDataDir(const std::string& listen) {
   return std::string(kDefaultDataRoot) + "/" + name;
 }
 
+// Whether two addresses ParseIpv4Address accepts name the same endpoint of this host: the
+// same canonical spelling (localhost is 127.0.0.1), or the same port where one is the
+// wildcard 0.0.0.0 and the other a loopback address.
+bool SameEndpoint(const std::string& a, const std::string& b) {
+  auto pa = ParseIpv4Address(a);
+  auto pb = ParseIpv4Address(b);
+  if (!pa.ok() || !pb.ok()) return false;
+  if (*CanonicalHostPort(a) == *CanonicalHostPort(b)) return true;
+  if (pa->sin_port != pb->sin_port) return false;
+  const bool a_any = pa->sin_addr.s_addr == htonl(INADDR_ANY);
+  const bool b_any = pb->sin_addr.s_addr == htonl(INADDR_ANY);
+  return (a_any && IsLoopback(*pb)) || (b_any && IsLoopback(*pa));
+}
+
 std::string Validate(const Flags& f, const CLI::App& app) {
   if (f.memory && app.count("--data-dir") > 0) {
     return "--memory and --data-dir cannot be used together; give --memory for an in-memory "
@@ -192,14 +206,15 @@ std::string Validate(const Flags& f, const CLI::App& app) {
     if (auto addr = ParseIpv4Address(f.metrics_listen); !addr.ok()) {
       return "--metrics-listen " + addr.status().message();
     }
-    if (f.metrics_listen == f.listen) {
+    if (SameEndpoint(f.metrics_listen, f.listen)) {
       return "--metrics-listen must differ from --listen; give the metrics their own port";
     }
   }
   if (app.count("--http-listen") > 0) {
     auto addr = ParseIpv4Address(f.http_listen);
     if (!addr.ok()) return "--http-listen " + addr.status().message();
-    if (f.http_listen == f.listen || f.http_listen == f.metrics_listen) {
+    if (SameEndpoint(f.http_listen, f.listen) ||
+        (!f.metrics_listen.empty() && SameEndpoint(f.http_listen, f.metrics_listen))) {
       return "--http-listen must differ from --listen and --metrics-listen; give the HTTP API "
              "its own port";
     }
@@ -217,7 +232,7 @@ std::string Validate(const Flags& f, const CLI::App& app) {
     if (auto addr = ParseIpv4Address(ring_addr->process); !addr.ok()) {
       return "--join " + addr.status().message();
     }
-    if (ring_addr->process == f.listen) {
+    if (SameEndpoint(ring_addr->process, f.listen)) {
       return "--join names this node's own address; leave --join out to start a new ring";
     }
   }

@@ -465,5 +465,29 @@ TEST_F(VnodeTest, RingTimingAndListFlagsOutOfRangeAreUsageErrors) {
                    {"--rpc-timeout-ms"});
 }
 
+TEST_F(VnodeTest, AnotherSpellingOfTheNodesOwnAddressIsSeenAsItself) {
+  const std::string port = std::to_string(PickFreePort());
+  const std::string other = std::to_string(PickFreePort());
+  for (const std::string& join : {"localhost:" + port, "127.0.0.1:" + port + "#2"}) {
+    ExpectUsageError(cluster(), {"--listen", "127.0.0.1:" + port, "--memory", "--join", join},
+                     {"--join names this node's own address"});
+  }
+  ExpectUsageError(cluster(),
+                   {"--listen", "0.0.0.0:" + port, "--insecure", "--memory", "--join",
+                    "127.0.0.1:" + port},
+                   {"--join names this node's own address"});
+  ExpectUsageError(
+      cluster(), {"--listen", "127.0.0.1:" + port, "--memory", "--http-listen", "localhost:" + port},
+      {"--http-listen must differ"});
+  ExpectUsageError(cluster(),
+                   {"--listen", "127.0.0.1:" + port, "--memory", "--metrics-listen",
+                    "localhost:" + port},
+                   {"--metrics-listen must differ"});
+  ExpectUsageError(cluster(),
+                   {"--listen", "127.0.0.1:" + port, "--memory", "--metrics-listen",
+                    "127.0.0.1:" + other, "--http-listen", "localhost:" + other},
+                   {"--http-listen must differ"});
+}
+
 }  // namespace
 }  // namespace chord::testing
