@@ -148,6 +148,19 @@ TEST_F(WatchTest, PrintsEveryChangeInOrderAndResumesFromAVersion) {
       {"--node", addrs[0], "watch-key", "colour", "--from-version", "1", "--count", "1"});
   EXPECT_EQ(old.exit_code, 0) << old.err;
   EXPECT_EQ(old.out, "resync " + std::to_string(v4->version()) + " amber\n");
+
+  // No node answers: --give-up-s ends the watch with exit 3 and how to resume.
+  const std::string nobody = "127.0.0.1:" + std::to_string(PickFreePort());
+  CommandResult gave_up = cluster().Chordctl(
+      {"--node", nobody, "--timeout-ms", "200", "watch-key", "colour", "--give-up-s", "1"});
+  EXPECT_EQ(gave_up.exit_code, 3) << gave_up.err;
+  EXPECT_NE(gave_up.err.find("no node of the ring answered the watch of key \"colour\" for 1 s"),
+            std::string::npos)
+      << gave_up.err;
+  EXPECT_NE(gave_up.err.find("--from-version 0"), std::string::npos) << gave_up.err;
+  CommandResult zero =
+      cluster().Chordctl({"--node", nobody, "watch-key", "colour", "--give-up-s", "0"});
+  EXPECT_EQ(zero.exit_code, 2) << zero.err;
 }
 
 TEST_F(WatchTest, AWatcherSeesEveryVersionOfAKeyWrittenAThousandTimesWhileItsOwnerIsReplaced) {

@@ -198,6 +198,12 @@ int Main(int argc, char** argv) {
       ->add_option("--count", watch_key_options.count, "stop after N events (0 = until Ctrl-C)")
       ->check(CLI::Range(uint64_t{0}, chord::ctl::kMaxWatchKeyEvents))
       ->capture_default_str();
+  watch_key
+      ->add_option("--give-up-s", watch_key_options.give_up_s,
+                   "exit 3 when no node has answered for this long (--timeout-ms bounds each "
+                   "call to a node)")
+      ->check(CLI::Range(uint64_t{1}, chord::ctl::kMaxWatchKeyGiveUpS))
+      ->capture_default_str();
   watch_key->add_flag("--json", options.json,
                       "one JSON object per event: type, version, value (deleted for current "
                       "and resync)");

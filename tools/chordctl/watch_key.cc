@@ -42,7 +42,7 @@ int RunWatchKey(const CtlOptions& options, const std::string& key, const WatchKe
   follow.start = watch.from_version == 0;
   follow.wait_ms = watch.wait_ms;
   follow.timeout_ms = options.timeout_ms;
-  follow.give_up_ms = watch.give_up_ms;
+  follow.give_up_ms = watch.give_up_s * 1000;
   uint64_t printed = 0;
   AnswerProblem end = FollowKey(
       follow,

@@ -17,12 +17,13 @@
 namespace chord::ctl {
 
 inline constexpr uint64_t kMaxWatchKeyEvents = 1'000'000'000;
+inline constexpr uint64_t kMaxWatchKeyGiveUpS = 7 * 24 * 3600;
 
 struct WatchKeyOptions {
   uint64_t from_version = 0;     // resume after this version (0: start with the current state)
   uint64_t count = 0;            // stop after this many events (0: until a stop signal)
   uint32_t wait_ms = 2000;       // how long one poll waits at the owner
-  uint64_t give_up_ms = 60'000;  // exit 3 when no node has answered for this long
+  uint64_t give_up_s = 60;       // exit 3 when no node has answered for this long
 };
 
 // The line for `e` (without the newline); JSON with options.json.
