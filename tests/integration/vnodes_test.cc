@@ -472,17 +472,18 @@ TEST_F(VnodeTest, AnotherSpellingOfTheNodesOwnAddressIsSeenAsItself) {
     ExpectUsageError(cluster(), {"--listen", "127.0.0.1:" + port, "--memory", "--join", join},
                      {"--join names this node's own address"});
   }
-  ExpectUsageError(cluster(),
-                   {"--listen", "0.0.0.0:" + port, "--insecure", "--memory", "--join",
-                    "127.0.0.1:" + port},
-                   {"--join names this node's own address"});
   ExpectUsageError(
-      cluster(), {"--listen", "127.0.0.1:" + port, "--memory", "--http-listen", "localhost:" + port},
+      cluster(),
+      {"--listen", "0.0.0.0:" + port, "--insecure", "--memory", "--join", "127.0.0.1:" + port},
+      {"--join names this node's own address"});
+  ExpectUsageError(
+      cluster(),
+      {"--listen", "127.0.0.1:" + port, "--memory", "--http-listen", "localhost:" + port},
       {"--http-listen must differ"});
-  ExpectUsageError(cluster(),
-                   {"--listen", "127.0.0.1:" + port, "--memory", "--metrics-listen",
-                    "localhost:" + port},
-                   {"--metrics-listen must differ"});
+  ExpectUsageError(
+      cluster(),
+      {"--listen", "127.0.0.1:" + port, "--memory", "--metrics-listen", "localhost:" + port},
+      {"--metrics-listen must differ"});
   ExpectUsageError(cluster(),
                    {"--listen", "127.0.0.1:" + port, "--memory", "--metrics-listen",
                     "127.0.0.1:" + other, "--http-listen", "localhost:" + other},
