@@ -14,8 +14,8 @@
 #include <uv.h>
 
 #include <cerrno>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -40,7 +40,9 @@ class ServeBody : public HttpHandler {
  public:
   void OnRequest(const HttpRequest& request) override {
     if (request.target == "/stream") {
-      if (server->StartStream(request.id, "text/event-stream")) server->StreamWrite(request.id, body);
+      if (server->StartStream(request.id, "text/event-stream")) {
+        server->StreamWrite(request.id, body);
+      }
       return;
     }
     server->Respond(request.id, 200, "application/octet-stream", body);
@@ -174,12 +176,13 @@ TEST_F(HttpServerTest, AClientThatTakesNothingOfItsAnswerIsCutAfterTheStall) {
   ASSERT_TRUE(client.Send(Get("/k")));
   ASSERT_TRUE(RunFor(milliseconds(2000), [&] { return server_->connection_count() == 1; }));
   // The client reads nothing: the server must let the connection and its answer go.
-  EXPECT_TRUE(RunFor(milliseconds(10 * kStallMs + 3000),
-                     [&] { return server_->connection_count() == 0; }))
-      << "a connection whose client took nothing of a 16 MiB answer was still open";
+  EXPECT_TRUE(RunFor(milliseconds(10 * kStallMs + 3000), [&] {
+    return server_->connection_count() == 0;
+  })) << "a connection whose client took nothing of a 16 MiB answer was still open";
   // What the kernels held arrives, then the end: never the whole answer.
   bool open = true;
-  RunFor(milliseconds(3000), [&] { return !open; }, [&] { open = client.Take(1 << 20); });
+  RunFor(
+      milliseconds(3000), [&] { return !open; }, [&] { open = client.Take(1 << 20); });
   EXPECT_FALSE(open) << "the connection did not end";
   EXPECT_LT(client.received(), kLargeBody);
 }
@@ -189,9 +192,9 @@ TEST_F(HttpServerTest, AStreamItsClientDoesNotReadIsEndedAndTheHandlerHearsOfIt)
   ASSERT_TRUE(client.connected());
   ASSERT_TRUE(client.Send(Get("/stream")));
   ASSERT_TRUE(RunFor(milliseconds(2000), [&] { return server_->open_requests() == 1; }));
-  EXPECT_TRUE(RunFor(milliseconds(10 * kStallMs + 3000), [&] {
-    return server_->connection_count() == 0 && handler_.gone == 1;
-  })) << "connections " << server_->connection_count() << ", handler told " << handler_.gone;
+  EXPECT_TRUE(RunFor(milliseconds(10 * kStallMs + 3000),
+                     [&] { return server_->connection_count() == 0 && handler_.gone == 1; }))
+      << "connections " << server_->connection_count() << ", handler told " << handler_.gone;
   EXPECT_EQ(server_->open_requests(), 0u);
 }
 
