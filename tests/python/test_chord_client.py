@@ -643,6 +643,44 @@ class RingTest(RingCase):
             server.server_close()
             thread.join(timeout=10)
 
+    def test_a_node_that_dribbles_its_answer_cannot_stretch_the_timeout(self):
+        # A byte every 0.2 s: each read is quick, the answer as a whole is not. The client's
+        # timeout (1 s) bounds the request, in the head and in the body.
+        class DribbleHandler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = b"x" * 60
+                head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body)
+                data = (head if self.path.startswith("/v1/keys/head") else b"") + body
+                if not self.path.startswith("/v1/keys/head"):
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                try:
+                    for i in range(len(data)):  # 60 to 100 bytes: at most 20 s
+                        self.wfile.write(data[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(0.2)
+                except OSError:
+                    pass  # the client went away
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), DribbleHandler)
+        server.daemon_threads = True
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1})
+        thread.start()
+        try:
+            c = chord.Client("http://127.0.0.1:%d" % server.server_address[1], timeout=1)
+            for key in ("head", "body"):
+                with self.subTest(dribbled=key):
+                    with self.assertRaises(chord.Timeout) as cm:
+                        c.get(key)
+                    self.assertIn("did not answer within 1 s", cm.exception.message)
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join(timeout=10)
+
     def test_a_port_out_of_range_is_refused(self):
         for url in ("http://127.0.0.1:99999", "127.0.0.1:abc", "http://127.0.0.1:0"):
             with self.subTest(url=url):

@@ -1,7 +1,9 @@
 """The chord HTTP client: :class:`Client` over a node's ``--http-listen`` API (README, "HTTP API").
 
 Standard library only (urllib, json, ssl). One HTTP/1.1 request per call; every call waits at
-most ``timeout`` seconds for the node. The server-sent event streams (:meth:`Client.watch`,
+most ``timeout`` seconds for the node, from the connection to the last byte of the answer (a
+timer shuts the socket down when the time is up, so a node that sends a byte at a time cannot
+stretch it). The server-sent event streams (:meth:`Client.watch`,
 :meth:`Client.ring_events`) are iterators that reconnect by themselves after a dropped
 connection, a bounded number of times in a row.
 """
@@ -9,11 +11,13 @@ connection, a bounded number of times in a row.
 from __future__ import annotations
 
 import datetime
+import functools
 import http.client
 import json
 import os
 import socket
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -37,6 +41,87 @@ _DEFAULT_RETRIES = 5
 # A stream that sends nothing for this long is taken as dropped (the node sends a keep-alive
 # comment every 2 s).
 _DEFAULT_IDLE_TIMEOUT_S = 45.0
+
+
+class _Deadline:
+    """The time one request may take, as a context manager: a timer that shuts down the
+    sockets the request opened once ``seconds`` have passed (their reads and writes then
+    fail, and ``expired`` tells why)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> "_Deadline":
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _shut_down(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut_down(sock)
+
+
+def _shut_down(sock: socket.socket) -> None:
+    """Shuts ``sock`` down both ways at the system level (for a TLS socket too, without
+    touching its TLS state, which the reading thread owns); nothing if it is closed."""
+    try:
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class _DeadlineHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, *args, deadline: _Deadline | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._chord_deadline = deadline
+
+    def connect(self) -> None:
+        super().connect()
+        if self._chord_deadline is not None:
+            self._chord_deadline.watch(self.sock)
+
+
+class _DeadlineHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, *args, deadline: _Deadline | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._chord_deadline = deadline
+
+    def connect(self) -> None:
+        super().connect()
+        if self._chord_deadline is not None:
+            self._chord_deadline.watch(self.sock)
+
+
+class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
+    """urllib's HTTP handler with connections that a request's _Deadline can cut."""
+
+    def http_open(self, req):
+        deadline = getattr(req, "chord_deadline", None)
+        return self.do_open(functools.partial(_DeadlineHTTPConnection, deadline=deadline), req)
+
+
+class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
+    """urllib's HTTPS handler with connections that a request's _Deadline can cut."""
+
+    def https_open(self, req):
+        deadline = getattr(req, "chord_deadline", None)
+        return self.do_open(functools.partial(_DeadlineHTTPSConnection, deadline=deadline), req,
+                            context=self._context)
 
 
 def default_url() -> str:
@@ -118,7 +203,8 @@ class Client:
         url: the node's HTTP address, ``http://HOST:PORT`` (``HOST:PORT`` alone means http,
             or https when certificates are given); default ``$CHORD_HTTP``, then
             ``http://127.0.0.1:8080``.
-        timeout: seconds to wait for the node's answer to each request.
+        timeout: seconds each request may take, from connecting to the end of the answer
+            (an event stream's opening waits as long for each read).
         cafile: the cluster CA certificate (PEM) that signed the node's certificate, for a
             ring that runs TLS.
         certfile, keyfile: this client's certificate and key (PEM, ``scripts/certs.sh
@@ -150,12 +236,13 @@ class Client:
         _check_url(self.url)
         self.timeout = timeout
         self._has_cert = bool(certfile)
-        handlers: list[urllib.request.BaseHandler] = []
+        handlers: list[urllib.request.BaseHandler] = [_DeadlineHTTPHandler()]
+        context = None
         if self.url.startswith("https://") or tls:
             context = ssl.create_default_context(cafile=cafile)
             if certfile:
                 context.load_cert_chain(certfile, keyfile)
-            handlers.append(urllib.request.HTTPSHandler(context=context))
+        handlers.append(_DeadlineHTTPSHandler(context=context))
         self._opener = urllib.request.build_opener(*handlers)
 
     def __repr__(self) -> str:
@@ -179,9 +266,10 @@ class Client:
         """``key``'s value with its version, the replicas that answered (``acks``) and were
         required, and its expiry; raises NotFound when the key does not exist."""
         query = _query(consistency=consistency, r=r)
-        with self._open("GET", "/v1/keys/" + quote_key(key), query) as resp:
-            value = self._read(resp)
-            headers = resp.headers
+        with _Deadline(self.timeout) as deadline:
+            with self._open("GET", "/v1/keys/" + quote_key(key), query, deadline=deadline) as resp:
+                value = self._read(resp, deadline)
+                headers = resp.headers
         expires = headers.get("X-Chord-Expires")
         return Record(
             key=key,
@@ -269,8 +357,9 @@ class Client:
 
     def metrics(self) -> str:
         """The node's Prometheus metrics text."""
-        with self._open("GET", "/metrics") as resp:
-            return self._read(resp).decode("utf-8", "replace")
+        with _Deadline(self.timeout) as deadline:
+            with self._open("GET", "/metrics", deadline=deadline) as resp:
+                return self._read(resp, deadline).decode("utf-8", "replace")
 
     # ---- event streams -------------------------------------------------------------------
 
@@ -375,34 +464,41 @@ class Client:
         body: bytes | None = None,
         headers: dict | None = None,
         timeout: float | None = None,
+        deadline: _Deadline | None = None,
     ) -> http.client.HTTPResponse:
         """The node's successful answer to one request (to be closed by the caller); raises
-        the ChordError of an error answer or of a failed connection."""
+        the ChordError of an error answer or of a failed connection. ``timeout`` bounds each
+        socket operation, ``deadline`` (its time) the request as a whole."""
         url = self.url + path
         if query:
             url += "?" + urllib.parse.urlencode(query)
         req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+        req.chord_deadline = deadline
         wait_s = self.timeout if timeout is None else timeout
         try:
             return self._opener.open(req, timeout=wait_s)
         except urllib.error.HTTPError as e:
             raise self._error_of(e, url) from None
-        except urllib.error.URLError as e:
-            reason = e.reason
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
+            if deadline is not None and deadline.expired:
+                raise self._late(deadline) from None
+            reason = e.reason if isinstance(e, urllib.error.URLError) else e
             if isinstance(reason, (socket.timeout, TimeoutError)):
                 raise Timeout("%s did not answer within %g s; check that the node runs and retry"
                               % (self.url, wait_s), "timeout") from None
-            if isinstance(reason, (ssl.SSLError, ConnectionResetError)):
-                raise Unavailable("the connection to %s failed (%s)%s" % (self.url, _describe(reason), self._hint(reason)),
+            if isinstance(e, urllib.error.URLError) and not isinstance(
+                    reason, (ssl.SSLError, ConnectionResetError)):
+                raise Unavailable("could not reach %s (%s); check that the node runs with "
+                                  "--http-listen at that address" % (self.url, _describe(reason)),
                                   "unavailable") from None
-            raise Unavailable("could not reach %s (%s); check that the node runs with --http-listen "
-                              "at that address" % (self.url, _describe(reason)), "unavailable") from None
-        except (socket.timeout, TimeoutError):
-            raise Timeout("%s did not answer within %g s; check that the node runs and retry"
-                          % (self.url, wait_s), "timeout") from None
-        except (OSError, http.client.HTTPException) as e:
-            raise Unavailable("the connection to %s failed (%s)%s" % (self.url, _describe(e), self._hint(e)),
+            raise Unavailable("the connection to %s failed (%s)%s"
+                              % (self.url, _describe(reason), self._hint(reason)),
                               "unavailable") from None
+
+    def _late(self, deadline: _Deadline) -> Timeout:
+        """The Timeout of a request that took its whole time."""
+        return Timeout("%s did not answer within %g s; check that the node runs and retry"
+                       % (self.url, deadline.seconds), "timeout")
 
     def _hint(self, e: BaseException) -> str:
         """What to do about a connection the node closed or refused to set up."""
@@ -415,22 +511,28 @@ class Client:
             return "; a ring with TLS wants a client certificate (certfile and keyfile, --tls-cert and --tls-key)"
         return "; retry"
 
-    def _read(self, resp: http.client.HTTPResponse) -> bytes:
+    def _read(self, resp: http.client.HTTPResponse, deadline: _Deadline | None = None) -> bytes:
         """The whole body of ``resp``; a failure while reading raises Unavailable/Timeout."""
         try:
-            return resp.read()
-        except (socket.timeout, TimeoutError):
-            raise Timeout("%s stopped answering for %g s in the middle of an answer; retry"
-                          % (self.url, self.timeout), "timeout") from None
+            body = resp.read()
         except (OSError, http.client.HTTPException) as e:
+            if deadline is not None and deadline.expired:
+                raise self._late(deadline) from None
+            if isinstance(e, (socket.timeout, TimeoutError)):
+                raise Timeout("%s stopped answering for %g s in the middle of an answer; retry"
+                              % (self.url, self.timeout), "timeout") from None
             raise Unavailable("the answer of %s was cut off (%s); retry" % (self.url, _describe(e)),
                               "unavailable") from None
+        if deadline is not None and deadline.expired and resp.getheader("Content-Length") is None:
+            raise self._late(deadline)  # an answer read to its end may have been cut short
+        return body
 
     def _json(self, method: str, path: str, query: dict | None = None, body: bytes | None = None,
               headers: dict | None = None) -> Any:
         """The parsed JSON answer to one request."""
-        with self._open(method, path, query, body, headers) as resp:
-            raw = self._read(resp)
+        with _Deadline(self.timeout) as deadline:
+            with self._open(method, path, query, body, headers, deadline=deadline) as resp:
+                raw = self._read(resp, deadline)
         try:
             return json.loads(raw)
         except ValueError:
