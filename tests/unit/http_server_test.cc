@@ -22,6 +22,7 @@
 #include <string>
 
 #include "node/runtime/uv_handle.h"
+#include "tests/unit/loop_turns.h"
 
 namespace chord {
 namespace {
@@ -135,28 +136,10 @@ class HttpServerTest : public ::testing::Test {
     EXPECT_EQ(uv_loop_close(&loop_), 0);
   }
 
-  // Turns the loop (each turn waits for I/O at most 1 ms) until `done` or `limit` has passed;
-  // `between` runs after every turn. At most 100,000 turns.
-  template <typename Done, typename Between>
-  bool RunFor(milliseconds limit, Done done, Between between) {
-    UvHandle<uv_timer_t> tick;
-    if (tick.Init([this](uv_timer_t* t) { return uv_timer_init(&loop_, t); }) != 0 ||
-        uv_timer_start(
-            tick.get(), [](uv_timer_t*) {}, 1, 1) != 0) {
-      ADD_FAILURE() << "cannot start the test's timer";
-      return false;
-    }
-    const auto end = steady_clock::now() + limit;
-    for (int turn = 0; turn < 100'000 && steady_clock::now() < end; ++turn) {
-      if (done()) return true;
-      uv_run(&loop_, UV_RUN_ONCE);
-      between();
-    }
-    return done();
-  }
-  template <typename Done>
-  bool RunFor(milliseconds limit, Done done) {
-    return RunFor(limit, done, [] {});
+  // Turns the loop until `done` or `limit` has passed; `between` runs after every turn.
+  template <typename... Between>
+  bool RunFor(milliseconds limit, auto done, Between... between) {
+    return TurnLoopUntil(&loop_, limit, done, between...);
   }
 
   uv_loop_t loop_{};

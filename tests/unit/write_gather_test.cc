@@ -31,6 +31,7 @@
 #include "node/runtime/uv_handle.h"
 #include "protocol/frame.h"
 #include "protocol/tls_context.h"
+#include "tests/unit/loop_turns.h"
 
 namespace chord {
 namespace {
@@ -425,23 +426,10 @@ class TlsWriteGatherTest : public ::testing::Test {
         });
   }
 
-  // Turns of the loop until `done`: at most 5 s and 10,000 turns. A turn waits for I/O at
-  // most 1 ms (a repeating timer wakes it), so a peer that goes silent cannot block the test.
+  // Turns of the loop until `done`: at most 5 s.
   template <typename Done>
   bool RunUntil(Done done) {
-    UvHandle<uv_timer_t> tick;
-    if (tick.Init([this](uv_timer_t* t) { return uv_timer_init(&loop_, t); }) != 0 ||
-        uv_timer_start(
-            tick.get(), [](uv_timer_t*) {}, 1, 1) != 0) {
-      ADD_FAILURE() << "cannot start the test's timer";
-      return false;
-    }
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    for (int turn = 0; turn < 10'000 && std::chrono::steady_clock::now() < end; ++turn) {
-      if (done()) return true;
-      uv_run(&loop_, UV_RUN_ONCE);
-    }
-    return done();
+    return TurnLoopUntil(&loop_, std::chrono::seconds(5), done);
   }
 
   // Writes `count` envelopes of about `padding` bytes each with ids from `first`; their bytes

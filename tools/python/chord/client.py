@@ -85,7 +85,9 @@ def _shut_down(sock: socket.socket) -> None:
         pass
 
 
-class _DeadlineHTTPConnection(http.client.HTTPConnection):
+class _DeadlineConnection:
+    """A connection (mixed into http.client's two) whose socket its request's _Deadline cuts."""
+
     def __init__(self, *args, deadline: _Deadline | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self._chord_deadline = deadline
@@ -96,15 +98,12 @@ class _DeadlineHTTPConnection(http.client.HTTPConnection):
             self._chord_deadline.watch(self.sock)
 
 
-class _DeadlineHTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, *args, deadline: _Deadline | None = None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._chord_deadline = deadline
+class _DeadlineHTTPConnection(_DeadlineConnection, http.client.HTTPConnection):
+    pass
 
-    def connect(self) -> None:
-        super().connect()
-        if self._chord_deadline is not None:
-            self._chord_deadline.watch(self.sock)
+
+class _DeadlineHTTPSConnection(_DeadlineConnection, http.client.HTTPSConnection):
+    pass
 
 
 class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
