@@ -1249,6 +1249,68 @@ TEST(ReplicationTest, DeletesAreTombstonesThatReachEveryHolderAndArePurgedLater)
       << why;
 }
 
+// A replica missing from the owner's group (paused, dropped from its successor list) holds the
+// live value a delete replaced. If it comes back while a round that started without it is in
+// flight, that round must not purge the tombstone: the owner's next round, with the replica
+// in it again, would take the live value back.
+TEST(ReplicationTest, AReplicaBackDuringARoundThatStartedWithoutItDoesNotBringItsDeletedKeyBack) {
+  for (uint64_t seed : {11, 12, 13}) {
+    SimNetwork net(Net(seed));
+    NodeConfig c = ReplicatedConfig();
+    c.rpc_timeout_ms = 3000;  // the slow replica's answers below still count
+    c.tombstone_grace_ms = 1000;
+    const auto addrs = StartRing(net, 5, c);
+    const std::string key = "comes-back";
+    auto put = Put(net, Addr(1), key, "old");
+    ASSERT_TRUE(put && put->code() == wire::OK) << "seed " << seed;
+    const auto order = ClockwiseFromOwner(key, addrs);
+    const std::string owner = order[0], missing = order[1], slow = order[3];
+    auto in_group = [&] {
+      for (const NodeRef& n : net.node(owner)->successors()) {
+        if (n.addr == missing) return true;
+      }
+      return false;
+    };
+    net.Pause(missing);
+    ASSERT_TRUE(net.RunUntil([&] { return !in_group(); }, 30'000)) << "seed " << seed;
+    auto del = Del(net, owner, key);
+    ASSERT_TRUE(del && del->code() == wire::OK) << "seed " << seed;
+    net.RunFor(3000);  // past the grace: nothing is purged while a member is missing
+    wire::Record rec;
+    ASSERT_TRUE(net.store(owner)->Get(Id::Sha1(key), key, &rec).ok()) << "seed " << seed;
+    ASSERT_TRUE(rec.deleted());
+    // The next round: the new third replica answers slowly, and the missing one resumes as
+    // soon as the round has asked. A purge, if the round ends in one, goes quickly (before
+    // the round after it can mend the returned replica).
+    net.SetDelay([&](const std::string& from, const std::string& to) -> uint64_t {
+      return from == slow && to == owner ? 1500 : 0;
+    });
+    bool resumed = false;
+    net.SetDrop([&](const std::string& from, const std::string& to, const wire::Envelope& m) {
+      if (!resumed && from == owner && to == slow && m.has_sync_digest()) {
+        resumed = true;
+        net.At(1, owner, [&] { net.Resume(missing); });
+      }
+      if (from == owner && m.has_purge()) net.SetDelay(nullptr);
+      return false;
+    });
+    ASSERT_TRUE(net.RunUntil([&] { return resumed && in_group(); }, 30'000)) << "seed " << seed;
+    net.RunFor(10'000);
+    net.SetDrop(nullptr);
+    net.SetDelay(nullptr);
+    net.RunFor(10'000);
+    for (const auto& a : addrs) {
+      wire::Record held;
+      if (net.store(a)->Get(Id::Sha1(key), key, &held).ok()) {
+        EXPECT_TRUE(held.deleted()) << "seed " << seed << ": " << a << " holds the deleted key live";
+      }
+    }
+    auto get = Get(net, Addr(2), key);
+    ASSERT_TRUE(get) << "seed " << seed;
+    EXPECT_EQ(get->code(), wire::NOT_FOUND) << "seed " << seed;
+  }
+}
+
 TEST(ReplicationTest, AWriteOutranksANewerVersionLeftOnAReplica) {
   SimNetwork net(Net(5));
   auto addrs = StartRing(net, 4);

@@ -45,6 +45,7 @@ void AntiEntropy::Round() {
   }
   running_ = true;
   ++round_;
+  returns_at_start_ = purge_.returns();
   pieces_ = static_cast<uint32_t>(digests->size());
   clean_ = true;
   pending_ = targets_.size();
@@ -219,8 +220,9 @@ void AntiEntropy::SessionDone(bool clean) {
 void AntiEntropy::Finish() {
   running_ = false;
   sessions_.clear();
-  // Every replica agrees with us: tombstones past their grace period can go everywhere.
-  if (clean_) purge_.Start(range_, targets_);
+  // Every replica agrees with us: tombstones past their grace period can go everywhere,
+  // unless a missing member came back meanwhile (this round did not compare with it).
+  if (clean_ && purge_.returns() == returns_at_start_) purge_.Start(range_, targets_);
   cleanup_.Run(policy_.replicas() - 1 + kExtraRangesPerRound);
 }
 

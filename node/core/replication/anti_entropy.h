@@ -90,6 +90,7 @@ class AntiEntropy {
   std::vector<Session> sessions_;
   size_t pending_ = 0;
   bool clean_ = true;
+  uint64_t returns_at_start_ = 0;  // TombstonePurge::returns() when the round started
   // By the replica's process; only members of the current replica set are kept.
   std::unordered_map<std::string, PushCursor> push_cursors_;
 };

@@ -50,7 +50,12 @@ void TombstonePurge::NoteGroup(const std::vector<NodeRef>& replicas, const RingS
   if (ring.predecessor) predecessor_ = ring.predecessor;
   // Back in the group (or alive again as the predecessor): no longer missing.
   for (auto it = missing_.begin(); it != missing_.end();) {
-    it = alive(it->first) ? missing_.erase(it) : std::next(it);
+    if (alive(it->first)) {
+      it = missing_.erase(it);
+      ++returns_;
+    } else {
+      ++it;
+    }
   }
 }
 

@@ -11,7 +11,9 @@
 // predecessor whose range this node took over) is "missing": it may come back with live
 // copies of keys whose tombstones a purge would erase. While any member is missing, nothing
 // is purged here; a missing member is forgotten when it is back in the group (the next clean
-// round includes it, and its stale copies lose to the kept tombstones) or after
+// round includes it, and its stale copies lose to the kept tombstones; a round in flight when
+// it came back, which compared without it, purges nothing: AntiEntropy checks returns()) or
+// after
 // kForgetMissingMs (or 10 grace periods, if longer): a node down longer than that must be
 // restarted with an empty data directory.
 #ifndef CHORD_NODE_CORE_REPLICATION_TOMBSTONE_PURGE_H_
@@ -42,6 +44,10 @@ class TombstonePurge {
   // Whether a member of the group is missing (so nothing may be purged).
   bool MembersMissing();
   size_t missing() const { return missing_.size(); }
+  // How many times a missing member was seen back. A round that started before a return
+  // compared without that member, which may hold live copies of what the round's tombstones
+  // deleted: its purge must wait for a round that includes it.
+  uint64_t returns() const { return returns_; }
   // Purges the expired tombstones of `range` (a page of them) on `replicas`, then here;
   // nothing while a member is missing.
   void Start(const KeyRange& range, const std::vector<NodeRef>& replicas);
@@ -61,6 +67,7 @@ class TombstonePurge {
   std::vector<std::string> replicas_;        // processes of the last group's replicas
   std::optional<NodeRef> predecessor_;       // the last group's predecessor
   std::map<std::string, uint64_t> missing_;  // process -> since when (mono ms)
+  uint64_t returns_ = 0;
   uint64_t next_id_ = 1;
   std::optional<Id> after_;  // where the next look for tombstones continues
 };
