@@ -27,7 +27,8 @@ ChordNode::ChordNode(std::unique_ptr<LedgerStore> own, NodeConfig config, NodeRe
   own_ledger_ = std::move(own);
 }
 
-ChordNode::ChordNode(LedgerStore* store, NodeConfig config, NodeRef self, uint64_t seed)
+ChordNode::ChordNode(LedgerStore* store, NodeConfig config, NodeRef self, uint64_t seed,
+                     std::vector<NodeRef> process_vnodes)
     : ctx_(config, std::move(self), store, seed),
       lookups_(ctx_),
       membership_(ctx_, lookups_),
@@ -39,18 +40,17 @@ ChordNode::ChordNode(LedgerStore* store, NodeConfig config, NodeRef self, uint64
       watch_(ctx_),
       status_(ctx_, replication_.policy().replicas(), membership_) {
   membership_.set_listener(&replication_.policy());
-  // Versions continue above everything already stored (a restart on the same data).
-  Status s = ctx_.records.ObserveAllVersions();
-  if (!s.ok()) ctx_.Log(LogLevel::kError, "cannot read the stored records: " + s.message());
-}
-
-void ChordNode::SetProcessVnodes(std::vector<NodeRef> vnodes) {
   RingState& ring = ctx_.ring;
-  ring.process_vnodes = std::move(vnodes);
+  if (!process_vnodes.empty()) ring.process_vnodes = std::move(process_vnodes);
   if (std::find(ring.process_vnodes.begin(), ring.process_vnodes.end(), ring.self) ==
       ring.process_vnodes.end()) {
     ring.process_vnodes.push_back(ring.self);
   }
+  // Versions continue above everything already stored (a restart on the same data). Of the
+  // stored expiries, this position indexes those of the keys it accounts for: the process
+  // holds a key at its first position clockwise from it, whoever else holds it.
+  Status s = ctx_.records.ObserveAllVersions(KeyRange{ring.AttributedRangeStart(), ring.self.id});
+  if (!s.ok()) ctx_.Log(LogLevel::kError, "cannot read the stored records: " + s.message());
 }
 
 size_t ChordNode::OperationsInFlight() const {

@@ -53,7 +53,10 @@ class ChordNode {
   // repair), so that a simulation replays from its seed. Vnodes of one process share one
   // LedgerStore (its ledger is kept once); a plain Store gets a LedgerStore of this node's own,
   // and must then be written only through the node.
-  ChordNode(LedgerStore* store, NodeConfig config, NodeRef self, uint64_t seed);
+  // `process_vnodes`: every ring position of this process (this one included), all sharing
+  // `store` (virtual nodes); empty for one position.
+  ChordNode(LedgerStore* store, NodeConfig config, NodeRef self, uint64_t seed,
+            std::vector<NodeRef> process_vnodes = {});
   ChordNode(Store* store, NodeConfig config, NodeRef self, uint64_t seed);
   ChordNode(const ChordNode&) = delete;
   ChordNode& operator=(const ChordNode&) = delete;
@@ -87,9 +90,6 @@ class ChordNode {
   void InstallRoutingState(const Clock& now, std::vector<NodeRef> successors,
                            std::optional<NodeRef> predecessor,
                            const std::vector<std::optional<NodeRef>>& fingers);
-  // Virtual nodes: every ring position of this process (this one included), all sharing one
-  // Store. Call before Start.
-  void SetProcessVnodes(std::vector<NodeRef> vnodes);
   // Where Status replies take the process's CPU time and memory from (README "Metrics");
   // null: they carry none. The source must outlive the node.
   void SetProcessStats(const ProcessStatsSource* source) { status_.set_process_stats(source); }

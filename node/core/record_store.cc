@@ -138,10 +138,13 @@ uint64_t RecordStore::CountTombstones(const Id& from, const Id& to) const {
   return t.ok() ? t->tombstones : 0;
 }
 
-Status RecordStore::ObserveAllVersions() {
-  auto observe = [this](const Id& id, const wire::Record& rec) {
+Status RecordStore::ObserveAllVersions(const KeyRange& expiries) {
+  auto observe = [this, &expiries](const Id& id, const wire::Record& rec) {
     clock_->Observe(rec.version());
-    if (!rec.deleted()) expiry_.Note(rec.expires_unix_ms(), id, rec.key());
+    if (!rec.deleted() && rec.expires_unix_ms() != 0 &&
+        Id::InHalfOpen(id, expiries.from, expiries.to)) {
+      expiry_.Note(rec.expires_unix_ms(), id, rec.key());
+    }
     return true;
   };
   if (!store_->filled()) return store_->Fill(observe);

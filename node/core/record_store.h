@@ -83,9 +83,10 @@ class RecordStore {
   uint64_t CountLive(const Id& from, const Id& to) const;
   uint64_t CountTombstones(const Id& from, const Id& to) const;
   // Versions continue above everything stored (a restart on the same data); also fills the
-  // expiry index from the records that carry an expiry, and the store's ledger when no vnode
+  // expiry index from the records in `expiries` that carry an expiry (the keys this ring
+  // position accounts for: vnodes share the store), and the store's ledger when no vnode
   // sharing the store has filled it yet (the same scan).
-  [[nodiscard]] Status ObserveAllVersions();
+  [[nodiscard]] Status ObserveAllVersions(const KeyRange& expiries);
   // The records with an expiry time that were stored (the ExpirySweeper's work list).
   ExpiryIndex& expiry() { return expiry_; }
 

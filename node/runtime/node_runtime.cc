@@ -177,11 +177,10 @@ Status NodeRuntime::Start() {
   for (int i = 0; i < count; ++i) {
     const uint64_t seed = (uint64_t{device()} << 32) ^ device();
     Vnode v;
-    v.node = std::make_unique<ChordNode>(ledger_.get(), options_.node, refs[i], seed);
+    v.node = std::make_unique<ChordNode>(ledger_.get(), options_.node, refs[i], seed, refs);
     // The vnodes share the process's connections: its budgets of requests under way are
     // theirs together.
     v.node->ShareBudgets(&coordinated_budget_, &owned_budget_);
-    v.node->SetProcessVnodes(refs);
     v.node->SetProcessStats(&process_stats_);
     v.log_prefix = count == 1 ? "" : "[#" + std::to_string(i) + "] ";
     vnodes_.push_back(std::move(v));

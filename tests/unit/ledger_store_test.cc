@@ -250,9 +250,9 @@ TEST(LedgerStoreTest, VnodesSharingAStoreCountFromOneLedger) {
   WatchLog watches_a, watches_b;
   RecordStore a(&store, &clock_a, &config, &now, &watches_a);
   RecordStore b(&store, &clock_b, &config, &now, &watches_b);
-  ASSERT_TRUE(a.ObserveAllVersions().ok());
+  ASSERT_TRUE(a.ObserveAllVersions(KeyRange{Id(), Id()}).ok());
   EXPECT_TRUE(store.filled());
-  ASSERT_TRUE(b.ObserveAllVersions().ok());
+  ASSERT_TRUE(b.ObserveAllVersions(KeyRange{Id(), Id()}).ok());
   // Writes through either vnode's records show in both views.
   const uint64_t version = uint64_t{1'800'000'000'000} << 16;
   for (int i = 0; i < 300; ++i) {

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "node/core/node_config.h"
 #include "node/core/ready.h"
@@ -77,6 +80,49 @@ TEST(RecordStoreTest, ANewWriteDoesNotReplaceAnotherWritersRecordOfTheSameVersio
 // The record replaced is read without its value (Store::GetHeader), but when version, writer
 // and flags tie, the value decides: the same write again stores nothing (a duplicate would
 // reach watchers as a change), a higher value of the same stamp wins on every replica.
+// Vnodes share one store: on a restart each position indexes the expiries of the keys it
+// accounts for, so that the one whose watchers follow a key expires it, and the index is not
+// held once per position.
+TEST(RecordStoreTest, ARestartIndexesTheExpiriesOfTheGivenArcOnly) {
+  MemoryStore memory;
+  LedgerStore shared{&memory};
+  const uint64_t expires = uint64_t{1'800'000'100'000};
+  std::vector<Id> ids;
+  for (int i = 0; i < 200; ++i) {
+    wire::Record r = Rec("ttl-" + std::to_string(i), "v", uint64_t{1'700'000'000'000} << 16, "w");
+    r.set_expires_unix_ms(expires);
+    ids.push_back(Id::Sha1(r.key()));
+    ASSERT_TRUE(shared.Put(ids.back(), r).ok());
+  }
+  // Two positions of one process: A accounts for (b, a], B for (a, b].
+  const Id a = Id::Sha1("127.0.0.1:4000#0"), b = Id::Sha1("127.0.0.1:4000#1");
+  NodeConfig config;
+  Clock now{1'000, uint64_t{1'800'000'000'000}};
+  VersionClock clock_a, clock_b;
+  WatchLog watches_a, watches_b;
+  RecordStore at_a(&shared, &clock_a, &config, &now, &watches_a);
+  RecordStore at_b(&shared, &clock_b, &config, &now, &watches_b);
+  ASSERT_TRUE(at_a.ObserveAllVersions(KeyRange{b, a}).ok());
+  ASSERT_TRUE(at_b.ObserveAllVersions(KeyRange{a, b}).ok());
+  std::set<std::string> in_a, in_b;
+  for (int i = 0; i < 200; ++i) {
+    (Id::InHalfOpen(ids[i], b, a) ? in_a : in_b).insert("ttl-" + std::to_string(i));
+  }
+  ASSERT_FALSE(in_a.empty());
+  ASSERT_FALSE(in_b.empty());
+  std::set<std::string> due_a, due_b;
+  for (const auto& e : at_a.expiry().TakeDue(expires, 1000)) due_a.insert(e.key);
+  for (const auto& e : at_b.expiry().TakeDue(expires, 1000)) due_b.insert(e.key);
+  EXPECT_EQ(due_a, in_a);
+  EXPECT_EQ(due_b, in_b);
+  // One position alone accounts for the whole ring.
+  VersionClock clock_c;
+  WatchLog watches_c;
+  RecordStore alone(&shared, &clock_c, &config, &now, &watches_c);
+  ASSERT_TRUE(alone.ObserveAllVersions(KeyRange{a, a}).ok());
+  EXPECT_EQ(alone.expiry().TakeDue(expires, 1000).size(), 200u);
+}
+
 TEST(RecordStoreTest, WhenTheStampTiesTheValueDecides) {
   Fixture f;
   const Id key_id = Id::Sha1("k");

@@ -46,11 +46,15 @@ void ExpirySweeper::ScanSlice() {
   std::vector<std::pair<Id, std::string>> due;
   size_t visited = 0;
   Id last = cursor_;
+  // Vnodes share the store: each expires the keys it accounts for (its watchers see them).
+  const Id from = ctx_.ring.AttributedRangeStart();
+  const Id to = ctx_.ring.self.id;
   // (cursor, cursor] is the whole ring, starting after the cursor.
   Status s = ctx_.store()->Scan(cursor_, cursor_, [&](const Id& id, const wire::Record& rec) {
     if (visited++ >= kScanSlice) return false;
     last = id;
-    if (!rec.deleted() && rec.expires_unix_ms() != 0 && rec.expires_unix_ms() <= now) {
+    if (!rec.deleted() && rec.expires_unix_ms() != 0 && rec.expires_unix_ms() <= now &&
+        Id::InHalfOpen(id, from, to)) {
       due.emplace_back(id, rec.key());
     }
     return true;
