@@ -110,7 +110,12 @@ Result<uint64_t> RecordStore::EraseIfUnchanged(const std::vector<RecordStamp>& s
     const RecordStamp& r = stamps[i];
     // A record that cannot be read is left alone; the next round tries again.
     if (!store_->Get(r.key_id, r.key, &current[i]).ok()) continue;
-    if (current[i].version() != r.version || (tombstones_only && !current[i].deleted())) continue;
+    // Another writer's record of the same version (which wins the tie) was not the one sent.
+    if (current[i].version() != r.version ||
+        (!r.writer.empty() && current[i].writer() != r.writer) ||
+        (tombstones_only && !current[i].deleted())) {
+      continue;
+    }
     // The same key twice: the second finds it erased.
     if (!erased.insert(r.key).second) continue;
     batch.Erase(r.key_id, r.key);
@@ -155,7 +160,7 @@ std::vector<RecordStamp> StampsOf(const StorePage& page) {
   std::vector<RecordStamp> out;
   out.reserve(page.records.size());
   for (const auto& [id, rec] : page.records)
-    out.push_back(RecordStamp{id, rec.key(), rec.version()});
+    out.push_back(RecordStamp{id, rec.key(), rec.version(), rec.writer()});
   return out;
 }
 

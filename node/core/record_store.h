@@ -34,6 +34,7 @@ struct RecordStamp {
   Id key_id;
   std::string key;
   uint64_t version = 0;
+  std::string writer;  // the record's writer id; empty: any writer of that version
 };
 
 class RecordStore {

@@ -262,9 +262,9 @@ TEST(LedgerStoreTest, VnodesSharingAStoreCountFromOneLedger) {
   }
   // A replace of a live record by a tombstone, and a purge of tombstones through the other.
   ASSERT_TRUE(a.StoreIfNewer(Id::Sha1("new-1"), Rec("new-1", version + 1000, true)).ok());
-  auto erased = b.EraseIfUnchanged({RecordStamp{Id::Sha1("new-0"), "new-0", version},
-                                    RecordStamp{Id::Sha1("new-0"), "new-0", version},
-                                    RecordStamp{Id::Sha1("new-2"), "new-2", version + 2}},
+  auto erased = b.EraseIfUnchanged({RecordStamp{Id::Sha1("new-0"), "new-0", version, ""},
+                                    RecordStamp{Id::Sha1("new-0"), "new-0", version, ""},
+                                    RecordStamp{Id::Sha1("new-2"), "new-2", version + 2, ""}},
                                    /*tombstones_only=*/true);
   ASSERT_TRUE(erased.ok());
   EXPECT_EQ(*erased, 1u);  // new-0 was a tombstone (once), new-2 is live

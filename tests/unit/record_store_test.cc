@@ -123,6 +123,28 @@ TEST(RecordStoreTest, ARestartIndexesTheExpiriesOfTheGivenArcOnly) {
   EXPECT_EQ(alone.expiry().TakeDue(expires, 1000).size(), 200u);
 }
 
+// Hand-over and clean-up erase what they sent once its holders confirmed it; a record of the
+// same version by another writer (which wins the tie) stored meanwhile was never sent.
+TEST(RecordStoreTest, EraseIfUnchangedLeavesAnotherWritersRecordOfTheSameVersion) {
+  Fixture f;
+  const uint64_t v = f.now.wall_ms << 16;
+  const Id id = Id::Sha1("k");
+  ASSERT_TRUE(f.store.Put(id, Rec("k", "later", v, "node-b")).ok());
+  const std::string sent_writer = Id::Sha1("node-a").ToBytes();
+  auto erased = f.records.EraseIfUnchanged({RecordStamp{id, "k", v, sent_writer}}, false);
+  ASSERT_TRUE(erased.ok());
+  EXPECT_EQ(*erased, 0u);
+  wire::Record kept;
+  ASSERT_TRUE(f.store.Get(id, "k", &kept).ok());
+  EXPECT_EQ(kept.value(), "later");
+  // The record that was sent goes.
+  erased =
+      f.records.EraseIfUnchanged({RecordStamp{id, "k", v, Id::Sha1("node-b").ToBytes()}}, false);
+  ASSERT_TRUE(erased.ok());
+  EXPECT_EQ(*erased, 1u);
+  EXPECT_TRUE(f.store.Get(id, "k", &kept).IsNotFound());
+}
+
 TEST(RecordStoreTest, WhenTheStampTiesTheValueDecides) {
   Fixture f;
   const Id key_id = Id::Sha1("k");

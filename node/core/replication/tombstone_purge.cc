@@ -17,7 +17,9 @@ constexpr size_t kMaxPurgeVisits = 20'000;
 
 std::vector<RecordStamp> Stamps(const std::vector<wire::Record>& records) {
   std::vector<RecordStamp> out;
-  for (const auto& r : records) out.push_back(RecordStamp{Id::Sha1(r.key()), r.key(), r.version()});
+  for (const auto& r : records) {
+    out.push_back(RecordStamp{Id::Sha1(r.key()), r.key(), r.version(), r.writer()});
+  }
   return out;
 }
 
@@ -134,7 +136,7 @@ void TombstonePurge::HandlePurge(ReplyToken from, const wire::Envelope& request)
   std::vector<RecordStamp> stamps;
   for (const auto& rec : request.purge().records()) {
     if (!KeyProblem(rec.key()).empty()) continue;
-    stamps.push_back(RecordStamp{Id::Sha1(rec.key()), rec.key(), rec.version()});
+    stamps.push_back(RecordStamp{Id::Sha1(rec.key()), rec.key(), rec.version(), rec.writer()});
   }
   auto erased = ctx_.records.EraseIfUnchanged(stamps, /*tombstones_only=*/true);
   if (!erased.ok()) {
