@@ -175,6 +175,7 @@ wire::Envelope Purge(const std::vector<wire::Record>& tombstones) {
     wire::Record* out = e.mutable_purge()->add_records();
     out->set_key(r.key());
     out->set_version(r.version());
+    out->set_writer(r.writer());  // a holder erases only that writer's tombstone
     out->set_deleted(true);
   }
   return e;
