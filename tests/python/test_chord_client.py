@@ -645,11 +645,13 @@ class RingTest(RingCase):
 
     def test_a_node_that_dribbles_its_answer_cannot_stretch_the_timeout(self):
         # A byte every 0.2 s: each read is quick, the answer as a whole is not. The client's
-        # timeout (1 s) bounds the request, in the head and in the body.
+        # timeout (1 s) bounds the request, in the head and in the body (of an error answer
+        # too).
         class DribbleHandler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 body = b"x" * 60
-                head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body)
+                status = b"503 Service Unavailable" if "error" in self.path else b"200 OK"
+                head = b"HTTP/1.1 %s\r\nContent-Length: %d\r\n\r\n" % (status, len(body))
                 data = (head if self.path.startswith("/v1/keys/head") else b"") + body
                 if not self.path.startswith("/v1/keys/head"):
                     self.wfile.write(head)
@@ -671,7 +673,7 @@ class RingTest(RingCase):
         thread.start()
         try:
             c = chord.Client("http://127.0.0.1:%d" % server.server_address[1], timeout=1)
-            for key in ("head", "body"):
+            for key in ("head", "body", "error"):  # error: an error answer's body
                 with self.subTest(dribbled=key):
                     with self.assertRaises(chord.Timeout) as cm:
                         c.get(key)

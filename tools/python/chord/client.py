@@ -51,6 +51,7 @@ class _Deadline:
     def __init__(self, seconds: float):
         self.seconds = seconds
         self.expired = False
+        self._finished = False
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self._expire)
@@ -61,16 +62,26 @@ class _Deadline:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.finish()
+
+    def finish(self) -> None:
+        """The request is over (call before its socket is closed): the timer shuts nothing
+        down from now on, so it cannot hit a descriptor the system has given to another
+        socket."""
+        with self._lock:
+            self._finished = True
         self._timer.cancel()
 
     def watch(self, sock: socket.socket) -> None:
         with self._lock:
             self._sockets.append(sock)
-            if self.expired:
+            if self.expired and not self._finished:
                 _shut_down(sock)
 
     def _expire(self) -> None:
         with self._lock:
+            if self._finished:
+                return
             self.expired = True
             for sock in self._sockets:
                 _shut_down(sock)
@@ -477,7 +488,7 @@ class Client:
         try:
             return self._opener.open(req, timeout=wait_s)
         except urllib.error.HTTPError as e:
-            raise self._error_of(e, url) from None
+            raise self._error_of(e, url, deadline) from None
         except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
             if deadline is not None and deadline.expired:
                 raise self._late(deadline) from None
@@ -514,6 +525,8 @@ class Client:
         """The whole body of ``resp``; a failure while reading raises Unavailable/Timeout."""
         try:
             body = resp.read()
+            if deadline is not None:
+                deadline.finish()  # before the caller closes the socket
         except (OSError, http.client.HTTPException) as e:
             if deadline is not None and deadline.expired:
                 raise self._late(deadline) from None
@@ -539,15 +552,19 @@ class Client:
                              "is a chord node's --http-listen address" % (self.url, method, path),
                              "invalid", resp.status) from None
 
-    def _error_of(self, e: urllib.error.HTTPError, url: str) -> ChordError:
+    def _error_of(self, e: urllib.error.HTTPError, url: str,
+                  deadline: _Deadline | None = None) -> ChordError:
         """The ChordError of an error answer: the node's sentence and code when it sent the
-        API's JSON error, else a sentence naming the HTTP status."""
+        API's JSON error, else a sentence naming the HTTP status (Timeout when the request's
+        time ran out while its body came)."""
         try:
             raw = e.read()
         except (OSError, http.client.HTTPException):
             raw = b""
         finally:
             e.close()
+        if deadline is not None and deadline.expired:
+            return self._late(deadline)
         doc = None
         try:
             doc = json.loads(raw)
