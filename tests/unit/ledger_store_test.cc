@@ -15,10 +15,9 @@
 #include "node/core/range_digest.h"
 #include "node/core/ready.h"
 #include "node/core/record_store.h"
-#include "node/core/version_clock.h"
-#include "node/core/watch/watch_log.h"
 #include "node/storage/memory_store.h"
 #include "protocol/id.h"
+#include "tests/unit/store_position.h"
 
 namespace chord {
 namespace {
@@ -246,10 +245,9 @@ TEST(LedgerStoreTest, VnodesSharingAStoreCountFromOneLedger) {
   LedgerStore store(&memory);
   NodeConfig config;
   Clock now{1'000, uint64_t{1'800'000'000'000}};
-  VersionClock clock_a, clock_b;
-  WatchLog watches_a, watches_b;
-  RecordStore a(&store, &clock_a, &config, &now, &watches_a);
-  RecordStore b(&store, &clock_b, &config, &now, &watches_b);
+  StorePosition position_a(&store, &config, &now), position_b(&store, &config, &now);
+  RecordStore& a = position_a.records;
+  RecordStore& b = position_b.records;
   ASSERT_TRUE(a.ObserveAllVersions(KeyRange{Id(), Id()}).ok());
   EXPECT_TRUE(store.filled());
   ASSERT_TRUE(b.ObserveAllVersions(KeyRange{Id(), Id()}).ok());

@@ -16,6 +16,7 @@
 #include "node/storage/memory_store.h"
 #include "protocol/id.h"
 #include "protocol/limits.h"
+#include "tests/unit/store_position.h"
 
 namespace chord {
 namespace {
@@ -98,12 +99,9 @@ TEST(RecordStoreTest, ARestartIndexesTheExpiriesOfTheGivenArcOnly) {
   const Id a = Id::Sha1("127.0.0.1:4000#0"), b = Id::Sha1("127.0.0.1:4000#1");
   NodeConfig config;
   Clock now{1'000, uint64_t{1'800'000'000'000}};
-  VersionClock clock_a, clock_b;
-  WatchLog watches_a, watches_b;
-  RecordStore at_a(&shared, &clock_a, &config, &now, &watches_a);
-  RecordStore at_b(&shared, &clock_b, &config, &now, &watches_b);
-  ASSERT_TRUE(at_a.ObserveAllVersions(KeyRange{b, a}).ok());
-  ASSERT_TRUE(at_b.ObserveAllVersions(KeyRange{a, b}).ok());
+  StorePosition at_a(&shared, &config, &now), at_b(&shared, &config, &now);
+  ASSERT_TRUE(at_a.records.ObserveAllVersions(KeyRange{b, a}).ok());
+  ASSERT_TRUE(at_b.records.ObserveAllVersions(KeyRange{a, b}).ok());
   std::set<std::string> in_a, in_b;
   for (int i = 0; i < 200; ++i) {
     (Id::InHalfOpen(ids[i], b, a) ? in_a : in_b).insert("ttl-" + std::to_string(i));
@@ -111,16 +109,14 @@ TEST(RecordStoreTest, ARestartIndexesTheExpiriesOfTheGivenArcOnly) {
   ASSERT_FALSE(in_a.empty());
   ASSERT_FALSE(in_b.empty());
   std::set<std::string> due_a, due_b;
-  for (const auto& e : at_a.expiry().TakeDue(expires, 1000)) due_a.insert(e.key);
-  for (const auto& e : at_b.expiry().TakeDue(expires, 1000)) due_b.insert(e.key);
+  for (const auto& e : at_a.records.expiry().TakeDue(expires, 1000)) due_a.insert(e.key);
+  for (const auto& e : at_b.records.expiry().TakeDue(expires, 1000)) due_b.insert(e.key);
   EXPECT_EQ(due_a, in_a);
   EXPECT_EQ(due_b, in_b);
   // One position alone accounts for the whole ring.
-  VersionClock clock_c;
-  WatchLog watches_c;
-  RecordStore alone(&shared, &clock_c, &config, &now, &watches_c);
-  ASSERT_TRUE(alone.ObserveAllVersions(KeyRange{a, a}).ok());
-  EXPECT_EQ(alone.expiry().TakeDue(expires, 1000).size(), 200u);
+  StorePosition alone(&shared, &config, &now);
+  ASSERT_TRUE(alone.records.ObserveAllVersions(KeyRange{a, a}).ok());
+  EXPECT_EQ(alone.records.expiry().TakeDue(expires, 1000).size(), 200u);
 }
 
 // Hand-over and clean-up erase what they sent once its holders confirmed it; a record of the
