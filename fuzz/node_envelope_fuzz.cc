@@ -29,11 +29,13 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fuzz/fuzz_check.h"
 #include "node/core/chord_node.h"
 #include "node/core/record_order.h"
+#include "node/storage/ledger_store.h"
 #include "node/storage/memory_store.h"
 #include "protocol/frame.h"
 #include "protocol/limits.h"
@@ -76,10 +78,9 @@ class Harness {
         (void)store_.Put(Id::Sha1(r.key()), r);
       }
     }
-    node_ = std::make_unique<ChordNode>(&store_, config, self_, /*seed=*/7);
-    if (ring == kJoinedVnode) {
-      node_->SetProcessVnodes({self_, NodeRef::ForAddress(TestProcess(0) + "#1")});
-    }
+    std::vector<NodeRef> vnodes;
+    if (ring == kJoinedVnode) vnodes = {self_, NodeRef::ForAddress(TestProcess(0) + "#1")};
+    node_ = std::make_unique<ChordNode>(&ledger_, config, self_, /*seed=*/7, std::move(vnodes));
     if (ring == kAlone) {
       node_->Start(now_, {});
     } else if (ring == kJoining) {
@@ -257,6 +258,7 @@ class Harness {
   const std::vector<Sender> senders_;
   Clock now_{1'000'000, 1'800'000'000'000};
   MemoryStore store_;
+  LedgerStore ledger_{&store_};
   NodeRef self_;
   std::unique_ptr<ChordNode> node_;
   std::set<uint64_t> outstanding_;                     // request ids the node waits on
