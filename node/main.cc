@@ -107,14 +107,13 @@ std::string DefaultDataDir(const std::string& listen) {
 }
 
 // Whether two addresses ParseIpv4Address accepts name the same endpoint of this host: the
-// same canonical spelling (localhost is 127.0.0.1), or the same port where one is the
-// wildcard 0.0.0.0 and the other a loopback address.
+// same address and port however spelled (localhost is 127.0.0.1), or the same port where one
+// is the wildcard 0.0.0.0 and the other a loopback address.
 bool SameEndpoint(const std::string& a, const std::string& b) {
   auto pa = ParseIpv4Address(a);
   auto pb = ParseIpv4Address(b);
-  if (!pa.ok() || !pb.ok()) return false;
-  if (*CanonicalHostPort(a) == *CanonicalHostPort(b)) return true;
-  if (pa->sin_port != pb->sin_port) return false;
+  if (!pa.ok() || !pb.ok() || pa->sin_port != pb->sin_port) return false;
+  if (pa->sin_addr.s_addr == pb->sin_addr.s_addr) return true;
   const bool a_any = pa->sin_addr.s_addr == htonl(INADDR_ANY);
   const bool b_any = pb->sin_addr.s_addr == htonl(INADDR_ANY);
   return (a_any && IsLoopback(*pb)) || (b_any && IsLoopback(*pa));
