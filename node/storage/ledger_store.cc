@@ -136,7 +136,7 @@ void LedgerStore::Account(const Id& key_id, uint64_t key_digest, const wire::Rec
 
 Status LedgerStore::PutReplacing(const Id& key_id, const wire::Record& record,
                                  const wire::Record* before) {
-  Status s = inner_->Put(key_id, record);
+  Status s = inner_->PutKnowing(key_id, record, before != nullptr);
   if (!s.ok()) return s;
   if (!filled_) return s;  // Fill will count it
   // The record replaced is of the same key: the key's part of the digest is computed once.
@@ -167,7 +167,9 @@ Status LedgerStore::WriteReplacing(const StoreBatch& batch,
   if (before.size() != batch.size()) {
     return Status::InvalidArgument("a batch's replaced records do not match its entries");
   }
-  Status s = inner_->Write(batch);
+  std::vector<bool> existed(before.size());
+  for (size_t i = 0; i < before.size(); ++i) existed[i] = before[i] != nullptr;
+  Status s = inner_->WriteKnowing(batch, existed);
   if (!s.ok() || !filled_) return s;  // unfilled: Fill will count it
   const auto& entries = batch.entries();
   for (size_t i = 0; i < entries.size(); ++i) {

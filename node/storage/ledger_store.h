@@ -4,7 +4,8 @@
 // records, its tombstones and the sum (mod 2^64) of RecordDigest over its records. Every write
 // through this Store updates the arc of the record (the replaced record's share taken out, the
 // new one's added); PutReplacing and WriteReplacing take the replaced records from the caller
-// (RecordStore has just read them), so the hot write path does no extra read. A ring range
+// (RecordStore has just read them), so the hot write path does no extra read (the inner
+// store is told whether each key had a record: Store::PutKnowing, WriteKnowing). A ring range
 // (from, to] is cut at arc boundaries into pieces: whole arcs come from the ledger, the (at
 // most two) partial edge pieces are scanned, a bounded amount of work. One LedgerStore wraps
 // the process's Store and is shared by every vnode's core; it is filled once, from the first

@@ -169,6 +169,10 @@ RocksDbWriteStats RocksDbStore::write_stats() const {
   return stats;
 }
 
+uint64_t RocksDbStore::point_reads() const {
+  return statistics_->getTickerCount(rocksdb::NUMBER_KEYS_READ);
+}
+
 uint64_t RocksDbStore::table_file_bytes() const {
   uint64_t bytes = 0;
   uint64_t family_bytes = 0;
@@ -238,18 +242,22 @@ Result<bool> RocksDbStore::Contains(const std::string& db_key) {
 }
 
 Status RocksDbStore::Put(const Id& key_id, const wire::Record& record) {
-  const std::string db_key = DbKey(key_id, record.key());
+  Result<bool> existed = Contains(DbKey(key_id, record.key()));
+  if (!existed.ok()) return existed.status();
+  return PutKnowing(key_id, record, *existed);
+}
+
+Status RocksDbStore::PutKnowing(const Id& key_id, const wire::Record& record, bool existed) {
   std::string value;
   if (!record.SerializeToString(&value)) {
     return Status::InvalidArgument("The record for a key of " +
                                    std::to_string(record.key().size()) +
                                    " bytes could not be serialized.");
   }
-  Result<bool> existed = Contains(db_key);
-  if (!existed.ok()) return existed.status();
-  rocksdb::Status s = db_->Put(MakeWriteOptions(options_), db_key, value);
+  rocksdb::Status s =
+      db_->Put(MakeWriteOptions(options_), DbKey(key_id, record.key()), value);
   if (!s.ok()) return WriteError(dir_, s);
-  if (!*existed) ++count_;
+  if (!existed) ++count_;
   return Status::Ok();
 }
 
@@ -277,19 +285,35 @@ Status RocksDbStore::Erase(const Id& key_id, std::string_view key) {
 }
 
 Status RocksDbStore::Write(const StoreBatch& batch) {
-  if (batch.empty()) return Status::Ok();
-  rocksdb::WriteBatch wb;
-  // Whether each key exists after the entries so far, to keep the count exact.
+  // Whether each key has a record before each entry (the stored one, then the entries').
+  std::vector<bool> existed;
+  existed.reserve(batch.size());
   std::unordered_map<std::string, bool> exists;
-  int64_t delta = 0;
   for (const StoreBatch::Entry& e : batch.entries()) {
     std::string db_key = DbKey(e.key_id, e.key);
     auto it = exists.find(db_key);
     if (it == exists.end()) {
       Result<bool> found = Contains(db_key);
       if (!found.ok()) return found.status();
-      it = exists.emplace(db_key, *found).first;
+      it = exists.emplace(std::move(db_key), *found).first;
     }
+    existed.push_back(it->second);
+    it->second = e.record.has_value();
+  }
+  return WriteKnowing(batch, existed);
+}
+
+Status RocksDbStore::WriteKnowing(const StoreBatch& batch, const std::vector<bool>& existed) {
+  if (batch.empty()) return Status::Ok();
+  if (existed.size() != batch.size()) {
+    return Status::InvalidArgument("a batch's existence answers do not match its entries");
+  }
+  rocksdb::WriteBatch wb;
+  int64_t delta = 0;
+  const auto& entries = batch.entries();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const StoreBatch::Entry& e = entries[i];
+    const std::string db_key = DbKey(e.key_id, e.key);
     if (e.record) {
       std::string value;
       if (!e.record->SerializeToString(&value)) {
@@ -297,12 +321,10 @@ Status RocksDbStore::Write(const StoreBatch& batch) {
                                        " bytes could not be serialized.");
       }
       wb.Put(db_key, value);
-      if (!it->second) ++delta;
-      it->second = true;
+      if (!existed[i]) ++delta;
     } else {
       wb.Delete(db_key);
-      if (it->second) --delta;
-      it->second = false;
+      if (existed[i]) --delta;
     }
   }
   rocksdb::Status s = db_->Write(MakeWriteOptions(options_), &wb);

@@ -66,6 +66,11 @@ class RocksDbStore final : public Store {
   [[nodiscard]] Status Erase(const Id& key_id, std::string_view key) override;
   // One RocksDB WriteBatch: every entry or none.
   [[nodiscard]] Status Write(const StoreBatch& batch) override;
+  // Without the read of each key that Put and Write make to keep the count exact.
+  [[nodiscard]] Status PutKnowing(const Id& key_id, const wire::Record& record,
+                                  bool existed) override;
+  [[nodiscard]] Status WriteKnowing(const StoreBatch& batch,
+                                    const std::vector<bool>& existed) override;
   [[nodiscard]] Status Scan(const Id& from, const Id& to, const Visitor& visit) override;
   // Exact: counted once at Open and kept up to date by every write.
   uint64_t Count() override { return count_; }
@@ -79,6 +84,8 @@ class RocksDbStore final : public Store {
   // Bytes written since Open, from RocksDB's statistics (safe on the core's thread only, like
   // every other method).
   RocksDbWriteStats write_stats() const;
+  // Point reads (RocksDB Gets, found or not) since Open, from RocksDB's statistics.
+  uint64_t point_reads() const;
   // Bytes of the live table files (RocksDB's "rocksdb.live-sst-files-size").
   uint64_t table_file_bytes() const;
   // Writes the memtables out to table files and waits for it (tests and measurements).

@@ -85,6 +85,20 @@ class Store {
   [[nodiscard]] virtual Status Erase(const Id& key_id, std::string_view key) = 0;
   // Applies every entry of `batch`, in order.
   [[nodiscard]] virtual Status Write(const StoreBatch& batch) = 0;
+  // As Put and Write, for a caller that has just read (nothing written since) whether each key
+  // had a record: `existed`, and existed[i] for entry i of `batch` (the stored record, or an
+  // earlier entry of the batch that put one). A store that keeps an exact count with a read of
+  // its own (RocksDbStore) skips that read. A wrong answer makes Count wrong, nothing else.
+  [[nodiscard]] virtual Status PutKnowing(const Id& key_id, const wire::Record& record,
+                                          bool existed) {
+    (void)existed;
+    return Put(key_id, record);
+  }
+  [[nodiscard]] virtual Status WriteKnowing(const StoreBatch& batch,
+                                            const std::vector<bool>& existed) {
+    (void)existed;
+    return Write(batch);
+  }
   // Visits the records whose key id lies in the ring range (from, to], clockwise from
   // `from`; from == to means the whole ring.
   [[nodiscard]] virtual Status Scan(const Id& from, const Id& to, const Visitor& visit) = 0;

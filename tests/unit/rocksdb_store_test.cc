@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "node/storage/ledger_store.h"
 #include "node/storage/memory_store.h"
 #include "tests/unit/store_test_records.h"
 
@@ -503,6 +504,67 @@ TEST(RocksDbStoreTest, FlushedRecordsReadBackAndWritesAreCounted) {
     // The counters start again at each open.
     EXPECT_EQ(store->write_stats().user_bytes, 0u);
   }
+}
+
+// A write through the ledger reads the record it replaces once (the ledger's header read) and
+// tells RocksDB whether the key had one, so RocksDB does not read the key again to keep its
+// count. The count stays exact through inserts, replacements, erases of present and absent
+// keys, and batches that name a key twice, and matches a recount after a reopen.
+TEST(RocksDbStoreTest, AWriteThroughTheLedgerReadsTheKeyOnceAndKeepsTheCountExact) {
+  TempDir tmp;
+  ASSERT_TRUE(tmp.ok());
+  auto store = OpenOrDie(tmp.path());
+  ASSERT_NE(store, nullptr);
+  LedgerStore ledger(store.get());
+  constexpr int kKeys = 200;
+  auto key_of = [](int i) { return "key:" + std::to_string(i); };
+
+  uint64_t reads = store->point_reads();
+  for (int i = 0; i < kKeys; ++i) {  // new keys
+    ASSERT_TRUE(ledger.Put(Id::Sha1(key_of(i)), MakeRecord(key_of(i), "a", 1)).ok());
+  }
+  EXPECT_EQ(store->point_reads() - reads, static_cast<uint64_t>(kKeys));
+  EXPECT_EQ(store->Count(), static_cast<uint64_t>(kKeys));
+
+  reads = store->point_reads();
+  for (int i = 0; i < kKeys; ++i) {  // the same keys again
+    ASSERT_TRUE(ledger.Put(Id::Sha1(key_of(i)), MakeRecord(key_of(i), "b", 2)).ok());
+  }
+  EXPECT_EQ(store->point_reads() - reads, static_cast<uint64_t>(kKeys));
+  EXPECT_EQ(store->Count(), static_cast<uint64_t>(kKeys));
+
+  // A batch: key 0 erased then put again, key 1 put then erased, key 2 erased twice, a new key
+  // put twice and an absent key erased. One read per distinct key.
+  StoreBatch batch;
+  batch.Erase(Id::Sha1(key_of(0)), key_of(0));
+  batch.Put(Id::Sha1(key_of(0)), MakeRecord(key_of(0), "c", 3));
+  batch.Put(Id::Sha1(key_of(1)), MakeRecord(key_of(1), "c", 3));
+  batch.Erase(Id::Sha1(key_of(1)), key_of(1));
+  batch.Erase(Id::Sha1(key_of(2)), key_of(2));
+  batch.Erase(Id::Sha1(key_of(2)), key_of(2));
+  batch.Put(Id::Sha1("new"), MakeRecord("new", "c", 3));
+  batch.Put(Id::Sha1("new"), MakeRecord("new", "d", 4));
+  batch.Erase(Id::Sha1("absent"), "absent");
+  reads = store->point_reads();
+  ASSERT_TRUE(ledger.Write(batch).ok());
+  EXPECT_EQ(store->point_reads() - reads, 5u);
+  const uint64_t expected = kKeys - 2 + 1;  // keys 1 and 2 gone, "new" added
+  EXPECT_EQ(store->Count(), expected);
+  ASSERT_TRUE(ledger.Erase(Id::Sha1("absent"), "absent").ok());
+  ASSERT_TRUE(ledger.Erase(Id::Sha1(key_of(3)), key_of(3)).ok());
+  EXPECT_EQ(store->Count(), expected - 1);
+
+  // The store's own Put and Write (no caller that read the key) still count exactly.
+  ASSERT_TRUE(store->Put(Id::Sha1(key_of(3)), MakeRecord(key_of(3), "e", 5)).ok());
+  ASSERT_TRUE(store->Put(Id::Sha1(key_of(3)), MakeRecord(key_of(3), "f", 6)).ok());
+  ASSERT_TRUE(store->Write(batch).ok());
+  EXPECT_EQ(store->Count(), expected);
+
+  store.reset();
+  store = OpenOrDie(tmp.path());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Count(), expected);  // counted afresh at Open
+  EXPECT_EQ(Dump(*store, Id(), Id()).size(), static_cast<size_t>(expected));
 }
 
 // A child process opens the store, writes records one by one and reports each write that
