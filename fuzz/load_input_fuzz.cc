@@ -43,11 +43,15 @@ void CheckLine(std::string_view line, size_t max_value_bytes) {
   // What dump writes for this record loads back as the same record, unless it is the one
   // ambiguity the format documents: the key is the start of a JSON object, up to a point
   // where JSON allows the tab, and the value is the rest of it.
-  const std::string dumped = EscapeTsv(r.key) + "\t" + EscapeTsv(r.value);
+  // A record with an expiry has it as a third field.
+  std::string dumped = EscapeTsv(r.key) + "\t" + EscapeTsv(r.value);
+  if (r.expires_unix_ms != 0) dumped += "\t" + std::to_string(r.expires_unix_ms);
   const LoadRecord again = ParseLoadLine(dumped, max_value_bytes);
   if (!nlohmann::json::accept(dumped) || nlohmann::json::accept(EscapeTsv(r.key))) {
     FUZZ_CHECK(again.ok, "a dumped record does not load");
-    FUZZ_CHECK(again.key == r.key && again.value == r.value, "a dumped record loads differently");
+    FUZZ_CHECK(
+        again.key == r.key && again.value == r.value && again.expires_unix_ms == r.expires_unix_ms,
+        "a dumped record loads differently");
   }
   std::string unescaped;
   std::string error;

@@ -656,6 +656,64 @@ TEST_F(ChordctlToolsTest, LoadAndDumpRoundTripByteForByte) {
   EXPECT_TRUE(Contains(r.err, "no-such-file")) << r.err;
 }
 
+// A key with a time to live keeps it through dump | load: dump writes when it expires, load
+// puts it with the time it has left, so it expires when it would have; a key already past its
+// expiry is neither dumped nor loaded.
+TEST_F(ChordctlToolsTest, DumpAndLoadKeepTimesToLive) {
+  ASSERT_TRUE(cluster().StartNodes(3, FastNodes()));
+  const std::vector<std::string> addrs = cluster().RunningAddrs();
+  ASSERT_TRUE(WaitForRing(cluster(), addrs, kSettleTimeout));
+  const std::string via = addrs.front();
+  ChordClient client(via);
+  DataOptions hour;
+  hour.ttl_ms = 3600 * 1000;
+  DataOptions short_ttl;
+  short_ttl.ttl_ms = 1000;
+  ASSERT_TRUE(IsOk(client.Put("plain", "p")));
+  ASSERT_TRUE(IsOk(client.Put("ttl\tlong", "l\nl", hour)));
+  ASSERT_TRUE(IsOk(client.Put("ttl-short", "s", short_ttl)));
+  auto long_read = client.Get("ttl\tlong");
+  ASSERT_TRUE(IsOk(long_read)) << Describe(long_read);
+  const uint64_t expires = long_read->expires_unix_ms();
+  ASSERT_GT(expires, 0u);
+  // Past ttl-short's expiry (it may or may not have been swept yet): dump leaves it out.
+  ASSERT_TRUE(PollUntil([&] { return IsNotFound(client.Get("ttl-short")); }, kSettleTimeout,
+                        milliseconds(100)));
+  const std::string want =
+      "plain\tp\n"
+      "ttl\\tlong\tl\\nl\t" +
+      std::to_string(expires) + "\n";
+  CommandResult r;
+  EXPECT_TRUE(PollUntil(
+      [&] {
+        r = cluster().Chordctl({"--node", via, "dump"}, kCommandTimeout);
+        return r.exit_code == 0 && r.out == want;
+      },
+      kSettleTimeout, milliseconds(300)))
+      << FirstDifference(r.out, want) << "; stderr " << r.err;
+
+  // Erase both, then load the dump and a line whose expiry has passed.
+  ASSERT_TRUE(IsOk(client.Delete("plain")));
+  ASSERT_TRUE(IsOk(client.Delete("ttl\tlong")));
+  const std::string path = cluster().dir() + "/ttl.tsv";
+  WriteWholeFile(path, r.out + "gone\tg\t1000\n");
+  r = cluster().Chordctl({"--node", addrs.back(), "load", path}, kCommandTimeout);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.rfind("loaded 2 records in ", 0), 0u) << r.err;
+  EXPECT_TRUE(Contains(r.err, "; 1 record had expired already and was not put")) << r.err;
+  auto plain = client.Get("plain");
+  EXPECT_TRUE(IsOk(plain) && plain->value() == "p" && plain->expires_unix_ms() == 0)
+      << Describe(plain);
+  auto reloaded = client.Get("ttl\tlong");
+  ASSERT_TRUE(IsOk(reloaded)) << Describe(reloaded);
+  EXPECT_EQ(reloaded->value(), "l\nl");
+  // The time left was measured by load and the expiry set by the node, on the same clock: the
+  // same moment, later only by the time between the two.
+  EXPECT_GE(reloaded->expires_unix_ms(), expires);
+  EXPECT_LE(reloaded->expires_unix_ms(), expires + 10'000);
+  EXPECT_TRUE(IsNotFound(client.Get("gone")));
+}
+
 // --- watch ----------------------------------------------------------------------------------
 
 // A chordctl run in the background (for signals), its output in files. Killed and reaped by

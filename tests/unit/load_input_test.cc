@@ -44,6 +44,36 @@ TEST(LoadInputTest, DumpLinesOfKeysThatAreJsonTextLoadAsTsv) {
   ExpectRecord("{}\t ", "{}", " ");
 }
 
+// dump writes a key with a time to live with a third field, when it expires; JSON lines may
+// carry it as "expires_unix_ms".
+TEST(LoadInputTest, AnExpiryIsReadFromTheThirdFieldOrTheJsonObject) {
+  LoadRecord r = ParseLoadLine("k\\tx\tv\t1900000000123");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.key, "k\tx");
+  EXPECT_EQ(r.value, "v");
+  EXPECT_EQ(r.expires_unix_ms, 1900000000123u);
+  r = ParseLoadLine("k\t\t5");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.value, "");
+  EXPECT_EQ(r.expires_unix_ms, 5u);
+  r = ParseLoadLine(R"({"key": "k", "value": "v", "expires_unix_ms": 1900000000123})");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.expires_unix_ms, 1900000000123u);
+  r = ParseLoadLine("k\tv");
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.expires_unix_ms, 0u);  // never expires
+  for (const std::string line :
+       {"k\tv\t0", "k\tv\t-5", "k\tv\t12x", "k\tv\t", "k\tv\t 12", "k\tv\t99999999999999999999",
+        "k\tv\t1\t2", R"({"key": "k", "value": "v", "expires_unix_ms": "5"})",
+        R"({"key": "k", "value": "v", "expires_unix_ms": -1})",
+        R"({"key": "k", "value": "v", "expires_unix_ms": 0})"}) {
+    SCOPED_TRACE(line);
+    r = ParseLoadLine(line);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("expir"), std::string::npos) << r.error;
+  }
+}
+
 TEST(LoadInputTest, MalformedLinesSayWhy) {
   for (const std::string line :
        {"no tab here", "a\tb\tc", "lone\\\tv", "k\tbad \\x escape", "\tempty key",

@@ -45,6 +45,7 @@ struct Job {
   uint64_t end_offset = 0;  // input bytes up to the end of its line
   std::string key;
   std::string value;
+  uint64_t expires_unix_ms = 0;  // 0: never
 };
 
 // A bounded queue between the reader and one worker.
@@ -89,6 +90,7 @@ class JobQueue {
 // What the workers and the reader share.
 struct LoadState {
   std::atomic<uint64_t> stored{0};
+  std::atomic<uint64_t> expired{0};  // past their expiry when their turn came: not put
   std::atomic<uint64_t> failed{0};
   std::atomic<uint64_t> not_attempted{0};  // queued when load gave up
   std::atomic<int> failures_in_a_row{0};
@@ -97,12 +99,27 @@ struct LoadState {
   std::atomic<uint64_t> bytes_done{0};  // input bytes up to the last record stored or failed
 };
 
-// Stores one record, retrying transient failures. False, with the reason, when it failed.
-bool PutWithRetries(ChordClient* client, const Job& job, std::string* error) {
+uint64_t UnixNowMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+enum class PutOutcome { kStored, kExpired, kFailed };
+
+// Stores one record, retrying transient failures; a record with an expiry is put with the time
+// it has left, and not at all once that is gone. kFailed, with the reason, when it failed.
+PutOutcome PutWithRetries(ChordClient* client, const Job& job, std::string* error) {
   for (int attempt = 1; attempt <= kPutAttempts; ++attempt) {
-    Result<wire::DataResponse> r = client->Put(job.key, job.value);
+    DataOptions put_options;
+    if (job.expires_unix_ms != 0) {
+      const uint64_t now = UnixNowMs();
+      if (job.expires_unix_ms <= now) return PutOutcome::kExpired;
+      put_options.ttl_ms = job.expires_unix_ms - now;
+    }
+    Result<wire::DataResponse> r = client->Put(job.key, job.value, put_options);
     bool retryable = true;
-    if (r.ok() && r->code() == wire::OK) return true;
+    if (r.ok() && r->code() == wire::OK) return PutOutcome::kStored;
     if (r.ok()) {
       *error = client->addr() + " answered " + wire::Code_Name(r->code()) +
                (r->error().empty() ? "" : " (" + r->error() + ")");
@@ -114,7 +131,7 @@ bool PutWithRetries(ChordClient* client, const Job& job, std::string* error) {
     if (!retryable || attempt == kPutAttempts) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(kRetryBackoffMs * attempt));
   }
-  return false;
+  return PutOutcome::kFailed;
 }
 
 void Worker(const CtlOptions& options, JobQueue* queue, LoadState* state, ProgressLine* progress) {
@@ -129,8 +146,9 @@ void Worker(const CtlOptions& options, JobQueue* queue, LoadState* state, Progre
       continue;
     }
     std::string error;
-    if (PutWithRetries(&client, *job, &error)) {
-      state->stored.fetch_add(1);
+    const PutOutcome outcome = PutWithRetries(&client, *job, &error);
+    if (outcome != PutOutcome::kFailed) {
+      (outcome == PutOutcome::kStored ? state->stored : state->expired).fetch_add(1);
       state->failures_in_a_row.store(0);
       continue;
     }
@@ -202,7 +220,7 @@ int RunLoad(const CtlOptions& options, const LoadOptions& load) {
     ticker = std::thread([&] {
       std::unique_lock<std::mutex> lock(done_mu);
       while (!done_cv.wait_for(lock, kProgressEvery, [&] { return done; })) {
-        const uint64_t records = state.stored.load() + state.failed.load();
+        const uint64_t records = state.stored.load() + state.expired.load() + state.failed.load();
         const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
         std::string text = "load: ";
         if (total_bytes > 0) {
@@ -250,8 +268,8 @@ int RunLoad(const CtlOptions& options, const LoadOptions& load) {
       continue;
     }
     const size_t worker = hasher(record.key) % queues.size();
-    queues[worker].Push(
-        Job{line_no, reader.consumed(), std::move(record.key), std::move(record.value)});
+    queues[worker].Push(Job{line_no, reader.consumed(), std::move(record.key),
+                            std::move(record.value), record.expires_unix_ms});
   }
   for (JobQueue& q : queues) q.Close();
   for (std::thread& t : workers) t.join();
@@ -269,6 +287,11 @@ int RunLoad(const CtlOptions& options, const LoadOptions& load) {
   std::string summary = "loaded " + std::to_string(stored) +
                         (stored == 1 ? " record" : " records") + " in " + Seconds(elapsed) + " (" +
                         std::to_string(PerSecond(stored, elapsed)) + " records/s)";
+  if (const uint64_t expired = state.expired.load(); expired > 0) {
+    summary += "; " + std::to_string(expired) +
+               (expired == 1 ? " record had expired already and was not put"
+                             : " records had expired already and were not put");
+  }
   if (malformed > 0) {
     summary += "; skipped " + std::to_string(malformed) +
                (malformed == 1 ? " malformed line" : " malformed lines");

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -230,7 +231,17 @@ int RunDump(const CtlOptions& options) {
     const std::string& addr = view->nodes[i].addr;
     vnodes_by_process[addr.substr(0, addr.find('#'))].push_back(i);
   }
-  std::vector<std::pair<std::string, std::string>> records;
+  struct Dumped {
+    std::string key;
+    std::string value;
+    uint64_t expires_unix_ms = 0;  // 0: never
+  };
+  std::vector<Dumped> records;
+  // A key past its expiry that its node has not swept yet is not listed (no get would see it).
+  const uint64_t now_ms =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
   const bool alone = view->nodes.size() == 1;
   size_t listed = 0;
   for (const auto& [process, vnodes] : vnodes_by_process) {
@@ -250,6 +261,7 @@ int RunDump(const CtlOptions& options) {
     }
     for (wire::Record& record : list.value()) {
       if (record.deleted()) continue;
+      if (record.expires_unix_ms() != 0 && record.expires_unix_ms() <= now_ms) continue;
       // Primary copies only: the key's id is in (ring predecessor, node] of one of them.
       const Id key_id = Id::Sha1(record.key());
       const bool primary =
@@ -257,18 +269,26 @@ int RunDump(const CtlOptions& options) {
             return Id::InHalfOpen(key_id, view->RingPredecessor(i).id, view->nodes[i].id);
           });
       if (!primary) continue;
-      records.emplace_back(std::move(*record.mutable_key()), std::move(*record.mutable_value()));
+      records.push_back(Dumped{std::move(*record.mutable_key()), std::move(*record.mutable_value()),
+                               record.expires_unix_ms()});
     }
   }
-  std::sort(records.begin(), records.end());
+  std::sort(records.begin(), records.end(), [](const Dumped& a, const Dumped& b) {
+    return std::tie(a.key, a.value, a.expires_unix_ms) <
+           std::tie(b.key, b.value, b.expires_unix_ms);
+  });
   records.erase(std::unique(records.begin(), records.end(),
-                            [](const auto& a, const auto& b) { return a.first == b.first; }),
+                            [](const auto& a, const auto& b) { return a.key == b.key; }),
                 records.end());
   std::string out;
-  for (const auto& [key, value] : records) {
-    out += EscapeTsv(key);
+  for (const Dumped& r : records) {
+    out += EscapeTsv(r.key);
     out += '\t';
-    out += EscapeTsv(value);
+    out += EscapeTsv(r.value);
+    if (r.expires_unix_ms != 0) {  // load puts it with the time it has left
+      out += '\t';
+      out += std::to_string(r.expires_unix_ms);
+    }
     out += '\n';
   }
   WriteStdout(out);

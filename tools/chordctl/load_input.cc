@@ -12,28 +12,59 @@ namespace {
 
 constexpr size_t kReadChunkBytes = 64 * 1024;
 
-// Whether the escaped fields of a TSV line parse; fills *record (key, value, error).
+constexpr char kFormatHint[] =
+    "write one record per line as key<TAB>value (and, for a key that expires, <TAB>its expiry "
+    "in Unix milliseconds) with tabs, newlines and backslashes inside them escaped as \\t, "
+    "\\n and \\\\ (as chordctl dump writes them), or as a JSON object {\"key\": ..., "
+    "\"value\": ...}";
+
+// The expiry field of a TSV line: decimal digits, a Unix time in ms above 0. False, with the
+// reason in *error, otherwise.
+bool ParseExpiry(std::string_view field, uint64_t* out, std::string* error) {
+  uint64_t v = 0;
+  const bool digits =
+      !field.empty() && field.size() <= 19 &&
+      std::all_of(field.begin(), field.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (digits) {
+    for (char c : field) v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (!digits || v == 0) {
+    *error =
+        "the third field (the key's expiry) must be a Unix time in milliseconds above 0, "
+        "as chordctl dump writes it; leave it out for a key that never expires";
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+// Whether the escaped fields of a TSV line parse; fills *record (key, value, expiry, error).
 bool ParseTsv(std::string_view line, LoadRecord* record) {
   const size_t tab = line.find('\t');
   if (tab == std::string_view::npos) {
-    record->error =
-        "expected key<TAB>value but the line has no tab; write one record per line as "
-        "key<TAB>value with tabs, newlines and backslashes inside them escaped as \\t, \\n and "
-        "\\\\ (as chordctl dump writes them), or as a JSON object {\"key\": ..., \"value\": ...}";
+    record->error = std::string("expected key<TAB>value but the line has no tab; ") + kFormatHint;
     return false;
   }
   const size_t tabs = static_cast<size_t>(std::count(line.begin(), line.end(), '\t'));
-  if (tabs > 1) {
-    record->error = "expected key<TAB>value but the line has " + std::to_string(tabs) +
-                    " tabs; escape tabs inside keys and values as \\t";
+  if (tabs > 2) {
+    record->error = "expected key<TAB>value or key<TAB>value<TAB>expiry but the line has " +
+                    std::to_string(tabs) + " tabs; escape tabs inside keys and values as \\t";
     return false;
+  }
+  std::string_view value = line.substr(tab + 1);
+  if (tabs == 2) {
+    const size_t second = value.find('\t');
+    if (!ParseExpiry(value.substr(second + 1), &record->expires_unix_ms, &record->error)) {
+      return false;
+    }
+    value = value.substr(0, second);
   }
   std::string why;
   if (!UnescapeTsv(line.substr(0, tab), &record->key, &why)) {
     record->error = "the key " + why;
     return false;
   }
-  if (!UnescapeTsv(line.substr(tab + 1), &record->value, &why)) {
+  if (!UnescapeTsv(value, &record->value, &why)) {
     record->error = "the value " + why;
     return false;
   }
@@ -77,6 +108,15 @@ bool ParseJson(std::string_view line, LoadRecord* record) {
   }
   record->key = doc["key"].get<std::string>();
   record->value = doc["value"].get<std::string>();
+  if (auto it = doc.find("expires_unix_ms"); it != doc.end()) {
+    if (!it->is_number_unsigned() || it->get<uint64_t>() == 0) {
+      record->error =
+          "\"expires_unix_ms\" must be a Unix time in milliseconds above 0; leave it out for a "
+          "key that never expires";
+      return false;
+    }
+    record->expires_unix_ms = it->get<uint64_t>();
+  }
   return true;
 }
 

@@ -1,7 +1,9 @@
 // LoadInput: the input format of `chordctl load`. Each line is either TSV `key<TAB>value`
-// with the escapes `dump` writes (\t \n \r \\; see EscapeTsv in render.h), so that
+// with the escapes `dump` writes (\t \n \r \\; see EscapeTsv in render.h), and for a key with
+// a time to live a third field, when it expires (Unix time in ms), so that
 // `chordctl dump | chordctl load -` round-trips, or one JSON object
-// {"key": "...", "value": "..."}: a line starting with '{' is read as JSON, unless it holds a
+// {"key": "...", "value": "..."} (optionally "expires_unix_ms": N): a line starting with '{' is
+// read as JSON, unless it holds a
 // tab and is not such an object, or its first tab follows a whole JSON value (a dump line
 // whose key is JSON text), when it is TSV with a key that starts with '{'. The one dump line
 // this misreads is a key that is the start of such an object, cut where JSON allows a tab,
@@ -29,6 +31,7 @@ struct LoadRecord {
   bool empty = false;  // a blank line: skipped, neither a record nor an error
   std::string key;
   std::string value;
+  uint64_t expires_unix_ms = 0;  // when the key expires (Unix ms); 0: never
   std::string error;  // !ok && !empty: what is wrong, without the "line N: " prefix
 };
 

@@ -210,9 +210,10 @@ int Main(int argc, char** argv) {
 
   CLI::App* load = app.add_subcommand(
       "load",
-      "store every record of FILE (- for stdin): TSV key<TAB>value lines as dump writes them, "
-      "or JSON lines {\"key\": ..., \"value\": ...}; exit 2 if lines were malformed (skipped), "
-      "3 if puts failed");
+      "store every record of FILE (- for stdin): TSV key<TAB>value[<TAB>expiry] lines as dump "
+      "writes them, or JSON lines {\"key\": ..., \"value\": ...[, \"expires_unix_ms\": N]}; a "
+      "record with an expiry is put with the time it has left, or not at all once it has passed; "
+      "exit 2 if lines were malformed (skipped), 3 if puts failed");
   load->add_option("FILE", load_options.path, "the input file, or - for stdin")->required();
   load->add_option("--parallel", load_options.parallel, "connections putting at once")
       ->check(CLI::Range(1, chord::ctl::kMaxLoadParallel))
@@ -221,7 +222,8 @@ int Main(int argc, char** argv) {
   CLI::App* dump = app.add_subcommand(
       "dump",
       "print every key the ring holds as TSV key<TAB>value, sorted by key (\\t \\n \\r \\\\ "
-      "escaped; chordctl load reads it back)");
+      "escaped; chordctl load reads it back); a key with a time to live has a third field, when "
+      "it expires (Unix time in ms), and a key already past it is left out");
 
   try {
     app.parse(argc, argv);
