@@ -254,8 +254,7 @@ Status RocksDbStore::PutKnowing(const Id& key_id, const wire::Record& record, bo
                                    std::to_string(record.key().size()) +
                                    " bytes could not be serialized.");
   }
-  rocksdb::Status s =
-      db_->Put(MakeWriteOptions(options_), DbKey(key_id, record.key()), value);
+  rocksdb::Status s = db_->Put(MakeWriteOptions(options_), DbKey(key_id, record.key()), value);
   if (!s.ok()) return WriteError(dir_, s);
   if (!existed) ++count_;
   return Status::Ok();
