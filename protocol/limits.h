@@ -1,9 +1,11 @@
-// The size limits of the data model that every client and node applies alike, and the one
-// sentence each limit's violation is reported with. Pure functions; any thread.
+// The size and time-to-live limits of the data model that every client and node applies alike,
+// and the one sentence each size limit's violation is reported with. Pure functions; any
+// thread.
 #ifndef CHORD_PROTOCOL_LIMITS_H_
 #define CHORD_PROTOCOL_LIMITS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -11,6 +13,9 @@ namespace chord {
 
 inline constexpr size_t kMaxKeyBytes = 1024;
 inline constexpr size_t kMaxValueBytes = size_t{1} << 20;
+// Bounds of a put's time to live in ms (0 means no expiry and is always accepted).
+inline constexpr uint64_t kMinTtlMs = 1;
+inline constexpr uint64_t kMaxTtlMs = uint64_t{10} * 366 * 24 * 3600 * 1000;  // ~10 years
 
 // What is wrong with `key` as a key (empty, or over kMaxKeyBytes), as one sentence saying
 // what to do; "" when it is a valid key.

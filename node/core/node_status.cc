@@ -16,21 +16,27 @@ constexpr size_t kMaxListBytes = 8u << 20;
 
 }  // namespace
 
-uint64_t NodeStatus::PrimaryKeyCount() const {
+Result<NodeStatus::KeyCounts> NodeStatus::Counts() const {
   const RingState& ring = ctx_.ring;
-  if (ring.state != NodeState::kJoined && ring.state != NodeState::kLeaving) return 0;
-  const auto start = ring.RangeStart();
-  return ctx_.records.CountLive(start ? *start : ring.self.id, ring.self.id);
+  KeyCounts counts;
+  if (ring.state == NodeState::kJoined || ring.state == NodeState::kLeaving) {
+    const auto start = ring.RangeStart();
+    Result<LedgerTally> owned = ctx_.records.Tally(start ? *start : ring.self.id, ring.self.id);
+    if (!owned.ok()) return owned.status();
+    counts.primary = owned->live;
+  }
+  Result<LedgerTally> held = ctx_.records.Tally(ring.AttributedRangeStart(), ring.self.id);
+  if (!held.ok()) return held.status();
+  counts.replica = held->live - std::min(held->live, counts.primary);
+  Result<LedgerTally> all = ctx_.records.Tally(ring.self.id, ring.self.id);
+  if (!all.ok()) return all.status();
+  counts.tombstones = all->tombstones;
+  return counts;
 }
 
-uint64_t NodeStatus::ReplicaKeyCount() const {
-  const uint64_t held = ctx_.records.CountLive(ctx_.ring.AttributedRangeStart(), ctx_.self().id);
-  const uint64_t primary = PrimaryKeyCount();
-  return held - std::min(held, primary);
-}
-
-uint64_t NodeStatus::TombstoneCount() const {
-  return ctx_.records.CountTombstones(ctx_.self().id, ctx_.self().id);
+uint64_t NodeStatus::PrimaryKeyCount() const {
+  Result<KeyCounts> c = Counts();
+  return c.ok() ? c->primary : 0;
 }
 
 void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
@@ -48,10 +54,14 @@ void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
       last = f;
     }
   }
-  s->set_keys(PrimaryKeyCount());
-  s->set_replica_keys(ReplicaKeyCount());
+  if (Result<KeyCounts> counts = Counts(); counts.ok()) {
+    s->set_keys(counts->primary);
+    s->set_replica_keys(counts->replica);
+    s->set_tombstones(counts->tombstones);
+  } else {
+    s->set_store_error(counts.status().message());
+  }
   s->set_replicas(static_cast<uint32_t>(replicas_));
-  s->set_tombstones(TombstoneCount());
   s->set_joined(ring.joined());
   s->set_leaving(ring.state == NodeState::kLeaving || ring.state == NodeState::kLeft);
   s->set_successor_list_length(static_cast<uint32_t>(ring.max_successors));

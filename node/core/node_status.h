@@ -10,6 +10,7 @@
 #include "node/core/membership/membership.h"
 #include "node/core/node_context.h"
 #include "node/core/process_sample.h"
+#include "protocol/base/status.h"
 #include "protocol/chord.pb.h"
 
 namespace chord {
@@ -19,13 +20,17 @@ class NodeStatus {
   NodeStatus(NodeContext& ctx, int replicas, const Membership& membership)
       : ctx_(ctx), replicas_(replicas), membership_(membership) {}
 
-  // Live records this node owns as primary.
+  struct KeyCounts {
+    uint64_t primary = 0;     // live records this node owns as primary
+    uint64_t replica = 0;     // live records it holds for other owners (with virtual nodes:
+                              // those between the previous vnode of this process and this
+                              // one), so each record of a shared store counts once
+    uint64_t tombstones = 0;  // tombstones in the whole store
+  };
+  // The store's error when it cannot be read.
+  [[nodiscard]] Result<KeyCounts> Counts() const;
+  // Counts().primary, 0 when the store cannot be read.
   uint64_t PrimaryKeyCount() const;
-  // Live records it holds for other owners (with virtual nodes: those between the previous
-  // vnode of this process and this one), so each record of a shared store counts once.
-  uint64_t ReplicaKeyCount() const;
-  // Tombstones in the whole store.
-  uint64_t TombstoneCount() const;
 
   // Where the Status reply's process figures come from; null (the default): none are sent.
   // The source must outlive this object.

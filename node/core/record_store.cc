@@ -133,14 +133,8 @@ Result<StorePage> RecordStore::ReadPage(const KeyRange& range, const std::option
   return store_->ReadPage(after ? *after : range.from, range.to, limits, keep);
 }
 
-uint64_t RecordStore::CountLive(const Id& from, const Id& to) const {
-  auto t = store_->Tally(from, to);
-  return t.ok() ? t->live : 0;
-}
-
-uint64_t RecordStore::CountTombstones(const Id& from, const Id& to) const {
-  auto t = store_->Tally(from, to);
-  return t.ok() ? t->tombstones : 0;
+Result<LedgerTally> RecordStore::Tally(const Id& from, const Id& to) const {
+  return store_->Tally(from, to);
 }
 
 Status RecordStore::ObserveAllVersions(const KeyRange& expiries) {

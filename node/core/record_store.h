@@ -81,8 +81,8 @@ class RecordStore {
                                            const Store::Filter& keep = nullptr);
   // Live (not deleted) records in (from, to] (from == to: all), and tombstones; from the
   // ledger, scanning at most the two edge arcs.
-  uint64_t CountLive(const Id& from, const Id& to) const;
-  uint64_t CountTombstones(const Id& from, const Id& to) const;
+  // The store's error when it cannot be read.
+  [[nodiscard]] Result<LedgerTally> Tally(const Id& from, const Id& to) const;
   // Versions continue above everything stored (a restart on the same data); also fills the
   // expiry index from the records in `expiries` that carry an expiry (the keys this ring
   // position accounts for: vnodes share the store), and the store's ledger when no vnode

@@ -391,8 +391,12 @@ std::string NodeRuntime::RenderMetrics() {
     VnodeMetricsSample sample;
     sample.node = node.self().addr;
     sample.joined = node.joined();
-    sample.keys = node.PrimaryKeyCount();
-    sample.replica_keys = node.ReplicaKeyCount();
+    if (Result<NodeStatus::KeyCounts> counts = node.KeyCounts(); counts.ok()) {
+      sample.keys = counts->primary;
+      sample.replica_keys = counts->replica;
+    } else {
+      Log(LogLevel::kWarn, "metrics: cannot count keys: " + counts.status().message());
+    }
     sample.tombstones = tombstones[i];
     sample.counters = node.counters();
     sample.metrics = node.metrics();

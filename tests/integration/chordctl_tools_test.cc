@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "protocol/limits.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tools/client/chord_client.h"
 
@@ -692,14 +693,20 @@ TEST_F(ChordctlToolsTest, DumpAndLoadKeepTimesToLive) {
       kSettleTimeout, milliseconds(300)))
       << FirstDifference(r.out, want) << "; stderr " << r.err;
 
-  // Erase both, then load the dump and a line whose expiry has passed.
+  // Erase both, then load the dump, a line whose expiry has passed and one whose expiry lies
+  // further ahead than a time to live may reach (put with the longest one instead).
   ASSERT_TRUE(IsOk(client.Delete("plain")));
   ASSERT_TRUE(IsOk(client.Delete("ttl\tlong")));
   const std::string path = cluster().dir() + "/ttl.tsv";
-  WriteWholeFile(path, r.out + "gone\tg\t1000\n");
+  WriteWholeFile(path, r.out +
+                           "gone\tg\t1500000000000\n"  // 2017
+                           "far\tf\t1000000000000000\n");
+  const uint64_t load_start_ms = static_cast<uint64_t>(
+      std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
   r = cluster().Chordctl({"--node", addrs.back(), "load", path}, kCommandTimeout);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err.rfind("loaded 2 records in ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind("loaded 3 records in ", 0), 0u) << r.err;
   EXPECT_TRUE(Contains(r.err, "; 1 record had expired already and was not put")) << r.err;
   auto plain = client.Get("plain");
   EXPECT_TRUE(IsOk(plain) && plain->value() == "p" && plain->expires_unix_ms() == 0)
@@ -712,6 +719,10 @@ TEST_F(ChordctlToolsTest, DumpAndLoadKeepTimesToLive) {
   EXPECT_GE(reloaded->expires_unix_ms(), expires);
   EXPECT_LE(reloaded->expires_unix_ms(), expires + 10'000);
   EXPECT_TRUE(IsNotFound(client.Get("gone")));
+  auto far = client.Get("far");
+  ASSERT_TRUE(IsOk(far)) << Describe(far);
+  EXPECT_GE(far->expires_unix_ms(), load_start_ms + kMaxTtlMs);
+  EXPECT_LE(far->expires_unix_ms(), load_start_ms + kMaxTtlMs + 60'000);
 }
 
 // --- watch ----------------------------------------------------------------------------------

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
+
+#include "tools/chordctl/render.h"
 
 namespace chord::ctl {
 namespace {
@@ -52,26 +55,63 @@ TEST(LoadInputTest, AnExpiryIsReadFromTheThirdFieldOrTheJsonObject) {
   EXPECT_EQ(r.key, "k\tx");
   EXPECT_EQ(r.value, "v");
   EXPECT_EQ(r.expires_unix_ms, 1900000000123u);
-  r = ParseLoadLine("k\t\t5");
+  r = ParseLoadLine("k\t\t0001500000000000");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.value, "");
-  EXPECT_EQ(r.expires_unix_ms, 5u);
+  EXPECT_EQ(r.expires_unix_ms, 1500000000000u);  // leading zeros are digits too
   r = ParseLoadLine(R"({"key": "k", "value": "v", "expires_unix_ms": 1900000000123})");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.expires_unix_ms, 1900000000123u);
   r = ParseLoadLine("k\tv");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.expires_unix_ms, 0u);  // never expires
-  for (const std::string line :
-       {"k\tv\t0", "k\tv\t-5", "k\tv\t12x", "k\tv\t", "k\tv\t 12", "k\tv\t99999999999999999999",
-        "k\tv\t1\t2", R"({"key": "k", "value": "v", "expires_unix_ms": "5"})",
-        R"({"key": "k", "value": "v", "expires_unix_ms": -1})",
-        R"({"key": "k", "value": "v", "expires_unix_ms": 0})"}) {
+  // Bounds: a time in seconds, a stray count in a third column, an expiry beyond the year
+  // 33658 (in either format) are errors, not expiries long past or far ahead.
+  EXPECT_TRUE(ParseLoadLine("k\tv\t" + std::to_string(kMinLoadExpiryUnixMs)).ok);
+  EXPECT_TRUE(ParseLoadLine("k\tv\t" + std::to_string(kMaxLoadExpiryUnixMs)).ok);
+  for (const std::string& line :
+       {std::string("k\tv\t0"), std::string("k\tv\t-5"), std::string("k\tv\t12x"),
+        std::string("k\tv\t"), std::string("k\tv\t 12"), std::string("k\tv\t30"),
+        std::string("k\tv\t1700000000"), std::string("k\tv\t99999999999999999999"),
+        "k\tv\t" + std::to_string(kMinLoadExpiryUnixMs - 1),
+        "k\tv\t" + std::to_string(kMaxLoadExpiryUnixMs + 1), std::string("k\tv\t1\t2"),
+        std::string(R"({"key": "k", "value": "v", "expires_unix_ms": "5"})"),
+        std::string(R"({"key": "k", "value": "v", "expires_unix_ms": -1})"),
+        std::string(R"({"key": "k", "value": "v", "expires_unix_ms": 0})"),
+        std::string(R"({"key": "k", "value": "v", "expires_unix_ms": 1700000000})"),
+        std::string(R"({"key": "k", "value": "v", "expires_unix_ms": 1.9e12})"),
+        std::string(R"({"key":"k","value":"v","expires_unix_ms":10000000000000000000})")}) {
     SCOPED_TRACE(line);
     r = ParseLoadLine(line);
     EXPECT_FALSE(r.ok);
     EXPECT_NE(r.error.find("expir"), std::string::npos) << r.error;
   }
+}
+
+// dump's lines: sorted by key, escaped, an expiry as a third field, records past it (by the
+// given clock) left out, one line per key.
+TEST(DumpTextTest, ListsLiveKeysSortedWithTheirExpiries) {
+  const uint64_t now = 1'900'000'000'000;
+  std::vector<DumpRecord> records = {
+      {"b", "two", 0},       {"a\tkey", "one\n", now + 5000},
+      {"expired", "x", now}, {"gone", "x", now - 1},
+      {"b", "two", 0},  // the same key from a second node
+      {"c", "", now + 1},
+  };
+  size_t lines = 0;
+  const std::string text = DumpText(records, now, &lines);
+  EXPECT_EQ(text, "a\\tkey\tone\\n\t" + std::to_string(now + 5000) +
+                      "\n"
+                      "b\ttwo\n"
+                      "c\t\t" +
+                      std::to_string(now + 1) + "\n");
+  EXPECT_EQ(lines, 3u);
+  // Each line loads back as the record it came from.
+  const LoadRecord back = ParseLoadLine(text.substr(0, text.find('\n')));
+  ASSERT_TRUE(back.ok) << back.error;
+  EXPECT_EQ(back.key, "a\tkey");
+  EXPECT_EQ(back.value, "one\n");
+  EXPECT_EQ(back.expires_unix_ms, now + 5000);
 }
 
 TEST(LoadInputTest, MalformedLinesSayWhy) {

@@ -105,17 +105,20 @@ uint64_t UnixNowMs() {
                                    .count());
 }
 
-enum class PutOutcome { kStored, kExpired, kFailed };
+// kRefused: the node answered that the record itself is invalid (no retry; does not count
+// toward giving up on the ring).
+enum class PutOutcome { kStored, kExpired, kFailed, kRefused };
 
 // Stores one record, retrying transient failures; a record with an expiry is put with the time
-// it has left, and not at all once that is gone. kFailed, with the reason, when it failed.
+// it has left (at most kMaxTtlMs: a later expiry is brought forward to that), and not at all
+// once that is gone. kFailed or kRefused, with the reason, when it was not stored.
 PutOutcome PutWithRetries(ChordClient* client, const Job& job, std::string* error) {
   for (int attempt = 1; attempt <= kPutAttempts; ++attempt) {
     DataOptions put_options;
     if (job.expires_unix_ms != 0) {
       const uint64_t now = UnixNowMs();
       if (job.expires_unix_ms <= now) return PutOutcome::kExpired;
-      put_options.ttl_ms = job.expires_unix_ms - now;
+      put_options.ttl_ms = std::min(job.expires_unix_ms - now, kMaxTtlMs);
     }
     Result<wire::DataResponse> r = client->Put(job.key, job.value, put_options);
     bool retryable = true;
@@ -128,7 +131,8 @@ PutOutcome PutWithRetries(ChordClient* client, const Job& job, std::string* erro
       *error = r.status().message();
       retryable = r.status().code() != Status::Code::kInvalidArgument;
     }
-    if (!retryable || attempt == kPutAttempts) break;
+    if (!retryable) return PutOutcome::kRefused;
+    if (attempt == kPutAttempts) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(kRetryBackoffMs * attempt));
   }
   return PutOutcome::kFailed;
@@ -147,13 +151,15 @@ void Worker(const CtlOptions& options, JobQueue* queue, LoadState* state, Progre
     }
     std::string error;
     const PutOutcome outcome = PutWithRetries(&client, *job, &error);
-    if (outcome != PutOutcome::kFailed) {
+    if (outcome == PutOutcome::kStored || outcome == PutOutcome::kExpired) {
       (outcome == PutOutcome::kStored ? state->stored : state->expired).fetch_add(1);
       state->failures_in_a_row.store(0);
       continue;
     }
     state->failed.fetch_add(1);
-    if (state->failures_in_a_row.fetch_add(1) + 1 >= kLoadGiveUpAfterFailures) {
+    // A record the node refuses says nothing of the ring: only failed puts lead to giving up.
+    if (outcome == PutOutcome::kFailed &&
+        state->failures_in_a_row.fetch_add(1) + 1 >= kLoadGiveUpAfterFailures) {
       state->give_up.store(true);
     }
     const uint64_t printed = state->printed_failures.fetch_add(1);

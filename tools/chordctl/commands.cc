@@ -9,7 +9,6 @@
 #include <cstring>
 #include <iostream>
 #include <map>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -231,17 +230,7 @@ int RunDump(const CtlOptions& options) {
     const std::string& addr = view->nodes[i].addr;
     vnodes_by_process[addr.substr(0, addr.find('#'))].push_back(i);
   }
-  struct Dumped {
-    std::string key;
-    std::string value;
-    uint64_t expires_unix_ms = 0;  // 0: never
-  };
-  std::vector<Dumped> records;
-  // A key past its expiry that its node has not swept yet is not listed (no get would see it).
-  const uint64_t now_ms =
-      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count());
+  std::vector<DumpRecord> records;
   const bool alone = view->nodes.size() == 1;
   size_t listed = 0;
   for (const auto& [process, vnodes] : vnodes_by_process) {
@@ -261,7 +250,6 @@ int RunDump(const CtlOptions& options) {
     }
     for (wire::Record& record : list.value()) {
       if (record.deleted()) continue;
-      if (record.expires_unix_ms() != 0 && record.expires_unix_ms() <= now_ms) continue;
       // Primary copies only: the key's id is in (ring predecessor, node] of one of them.
       const Id key_id = Id::Sha1(record.key());
       const bool primary =
@@ -269,28 +257,18 @@ int RunDump(const CtlOptions& options) {
             return Id::InHalfOpen(key_id, view->RingPredecessor(i).id, view->nodes[i].id);
           });
       if (!primary) continue;
-      records.push_back(Dumped{std::move(*record.mutable_key()), std::move(*record.mutable_value()),
-                               record.expires_unix_ms()});
+      records.push_back(DumpRecord{std::move(*record.mutable_key()),
+                                   std::move(*record.mutable_value()), record.expires_unix_ms()});
     }
   }
-  std::sort(records.begin(), records.end(), [](const Dumped& a, const Dumped& b) {
-    return std::tie(a.key, a.value, a.expires_unix_ms) <
-           std::tie(b.key, b.value, b.expires_unix_ms);
-  });
-  records.erase(std::unique(records.begin(), records.end(),
-                            [](const auto& a, const auto& b) { return a.key == b.key; }),
-                records.end());
-  std::string out;
-  for (const Dumped& r : records) {
-    out += EscapeTsv(r.key);
-    out += '\t';
-    out += EscapeTsv(r.value);
-    if (r.expires_unix_ms != 0) {  // load puts it with the time it has left
-      out += '\t';
-      out += std::to_string(r.expires_unix_ms);
-    }
-    out += '\n';
-  }
+  // Expiries are judged by this machine's clock: a key past its expiry that its node has not
+  // swept yet is left out.
+  const uint64_t now_ms =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
+  size_t lines = 0;
+  const std::string out = DumpText(std::move(records), now_ms, &lines);
   WriteStdout(out);
   if (progress.enabled()) {
     progress.Clear();
@@ -298,7 +276,7 @@ int RunDump(const CtlOptions& options) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     char took[32];
     std::snprintf(took, sizeof(took), "%.2f", seconds);
-    progress.Print("dumped " + CountOf(records.size(), "record", "records") + " from " +
+    progress.Print("dumped " + CountOf(lines, "record", "records") + " from " +
                    CountOf(vnodes_by_process.size(), "node", "nodes") + " in " + took + " s");
   }
   return kExitOk;

@@ -16,24 +16,30 @@ constexpr char kFormatHint[] =
     "write one record per line as key<TAB>value (and, for a key that expires, <TAB>its expiry "
     "in Unix milliseconds) with tabs, newlines and backslashes inside them escaped as \\t, "
     "\\n and \\\\ (as chordctl dump writes them), or as a JSON object {\"key\": ..., "
-    "\"value\": ...}";
+    "\"value\": ...} (and \"expires_unix_ms\": ...)";
 
-// The expiry field of a TSV line: decimal digits, a Unix time in ms above 0. False, with the
-// reason in *error, otherwise.
+// What is wrong with `expires_ms` as an expiry, as one sentence; "" when it lies within the
+// bounds. `where` names the field.
+std::string ExpiryProblem(uint64_t expires_ms, const std::string& where) {
+  if (expires_ms >= kMinLoadExpiryUnixMs && expires_ms <= kMaxLoadExpiryUnixMs) return "";
+  return where + " (the key's expiry) must be a Unix time in milliseconds, from " +
+         std::to_string(kMinLoadExpiryUnixMs) + " to " + std::to_string(kMaxLoadExpiryUnixMs) +
+         ", as chordctl dump writes it; leave it out for a key that never expires";
+}
+
+// The expiry field of a TSV line: decimal digits within the bounds. False, with the reason in
+// *error, otherwise.
 bool ParseExpiry(std::string_view field, uint64_t* out, std::string* error) {
-  uint64_t v = 0;
+  // More digits than the upper bound has cannot be within it (and could overflow).
   const bool digits =
-      !field.empty() && field.size() <= 19 &&
+      !field.empty() && field.size() <= 16 &&
       std::all_of(field.begin(), field.end(), [](char c) { return c >= '0' && c <= '9'; });
+  uint64_t v = 0;
   if (digits) {
     for (char c : field) v = v * 10 + static_cast<uint64_t>(c - '0');
   }
-  if (!digits || v == 0) {
-    *error =
-        "the third field (the key's expiry) must be a Unix time in milliseconds above 0, "
-        "as chordctl dump writes it; leave it out for a key that never expires";
-    return false;
-  }
+  *error = ExpiryProblem(v, "the third field");
+  if (!error->empty()) return false;
   *out = v;
   return true;
 }
@@ -109,12 +115,9 @@ bool ParseJson(std::string_view line, LoadRecord* record) {
   record->key = doc["key"].get<std::string>();
   record->value = doc["value"].get<std::string>();
   if (auto it = doc.find("expires_unix_ms"); it != doc.end()) {
-    if (!it->is_number_unsigned() || it->get<uint64_t>() == 0) {
-      record->error =
-          "\"expires_unix_ms\" must be a Unix time in milliseconds above 0; leave it out for a "
-          "key that never expires";
-      return false;
-    }
+    record->error =
+        ExpiryProblem(it->is_number_unsigned() ? it->get<uint64_t>() : 0, "\"expires_unix_ms\"");
+    if (!record->error.empty()) return false;
     record->expires_unix_ms = it->get<uint64_t>();
   }
   return true;

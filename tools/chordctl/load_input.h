@@ -35,8 +35,15 @@ struct LoadRecord {
   std::string error;  // !ok && !empty: what is wrong, without the "line N: " prefix
 };
 
+// The expiries a line may carry (Unix ms): from September 2001 (so a time in seconds, or a
+// stray count in a third column, is an error rather than a long-past expiry) to the year
+// 33658; what load puts is the time left, at most kMaxTtlMs.
+inline constexpr uint64_t kMinLoadExpiryUnixMs = 1'000'000'000'000;
+inline constexpr uint64_t kMaxLoadExpiryUnixMs = 1'000'000'000'000'000;
+
 // Parses one line (without its '\n'; a trailing '\r' is dropped) and checks the key and value
-// against the limits of protocol/limits.h (value up to max_value_bytes).
+// against the limits of protocol/limits.h (value up to max_value_bytes) and the expiry, if
+// any, against the bounds above.
 LoadRecord ParseLoadLine(std::string_view line, size_t max_value_bytes = kMaxValueBytes);
 
 // Undoes EscapeTsv: \t, \n, \r and \\ . False, with the reason in *error, for any other

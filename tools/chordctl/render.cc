@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "protocol/id.h"
 #include "tools/chordctl/text_table.h"
@@ -49,9 +51,13 @@ std::string StatusText(const wire::StatusResponse& status) {
   for (int i = 0; i < status.fingers_size(); ++i) {
     line("  finger[" + std::to_string(i) + "]", NodeText(status.fingers(i)));
   }
-  line("keys", std::to_string(status.keys()));
-  line("replica_keys", std::to_string(status.replica_keys()));
-  line("tombstones", std::to_string(status.tombstones()));
+  if (status.store_error().empty()) {
+    line("keys", std::to_string(status.keys()));
+    line("replica_keys", std::to_string(status.replica_keys()));
+    line("tombstones", std::to_string(status.tombstones()));
+  } else {
+    line("keys", "unknown: the store could not be read (" + status.store_error() + ")");
+  }
   line("store_free_bytes", std::to_string(status.store_free_bytes()));
   line("replicas", std::to_string(status.replicas()));
   line("ring_has_enough_members", status.ring_has_enough_members() ? "yes" : "no");
@@ -111,6 +117,33 @@ std::string EscapeTsv(const std::string& field) {
         out += c;
     }
   }
+  return out;
+}
+
+std::string DumpText(std::vector<DumpRecord> records, uint64_t now_unix_ms, size_t* listed) {
+  std::erase_if(records, [now_unix_ms](const DumpRecord& r) {
+    return r.expires_unix_ms != 0 && r.expires_unix_ms <= now_unix_ms;
+  });
+  std::sort(records.begin(), records.end(), [](const DumpRecord& a, const DumpRecord& b) {
+    return std::tie(a.key, a.value, a.expires_unix_ms) <
+           std::tie(b.key, b.value, b.expires_unix_ms);
+  });
+  records.erase(
+      std::unique(records.begin(), records.end(),
+                  [](const DumpRecord& a, const DumpRecord& b) { return a.key == b.key; }),
+      records.end());
+  std::string out;
+  for (const DumpRecord& r : records) {
+    out += EscapeTsv(r.key);
+    out += '\t';
+    out += EscapeTsv(r.value);
+    if (r.expires_unix_ms != 0) {  // load puts it with the time it has left
+      out += '\t';
+      out += std::to_string(r.expires_unix_ms);
+    }
+    out += '\n';
+  }
+  *listed = records.size();
   return out;
 }
 

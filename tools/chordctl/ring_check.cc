@@ -61,6 +61,10 @@ RingVerdict CheckRing(const RingSurvey& survey) {
         has_succ ? Id::FromBytes(status.successors(0).id()) : std::nullopt;
     const std::optional<Id> pred_id =
         has_pred ? Id::FromBytes(status.predecessor().id()) : std::nullopt;
+    if (!status.store_error().empty()) {
+      errors.push_back(node.addr + " cannot read its store to count its keys (" +
+                       status.store_error() + "); see its log and the disk of its --data-dir");
+    }
 
     if (n == 1) {
       // Alone: no successor or itself, no predecessor or itself.

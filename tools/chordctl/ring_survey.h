@@ -39,8 +39,7 @@ struct SurveyNode {
   NodeState state = NodeState::kUp;
   std::optional<wire::StatusResponse> status;  // set unless kDown
   std::string down_reason;                     // kDown: why the status call failed
-                            // kDown: who still points at it: "successor of A", "predecessor of B",
-                            // "in the successor
+  // kDown: who still points at it: "successor of A", "predecessor of B", "in the successor
   // list of C".
   std::vector<std::string> named_by;
 

@@ -48,9 +48,11 @@ std::string RingTable(const RingSurvey& survey, const RingVerdict& verdict) {
   for (size_t i = 0; i < survey.nodes.size(); ++i) {
     const SurveyNode& node = survey.nodes[i];
     const bool up = node.answers();
+    // "?": the node could not read its store to count (check names the error).
+    const bool counted = up && node.status && node.status->store_error().empty();
     rows.push_back({NodeStateName(node.state), node.addr, node.id.ShortHex(kTableIdHexDigits),
-                    up ? std::to_string(node.keys()) : "-",
-                    up ? std::to_string(node.replica_keys()) : "-",
+                    counted ? std::to_string(node.keys()) : (up ? "?" : "-"),
+                    counted ? std::to_string(node.replica_keys()) : (up ? "?" : "-"),
                     up ? Percent(survey.Share(i)) : "-"});
     const size_t hash = node.addr.find('#');
     any_vnode = any_vnode || hash != std::string::npos;

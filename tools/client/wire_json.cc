@@ -96,6 +96,9 @@ nlohmann::json StatusJson(const wire::StatusResponse& status) {
                    {"hint_bytes", status.hint_bytes()},
                    {"store_free_bytes", status.store_free_bytes()},
                    {"data", DataCountersJson(status.data())}};
+  // Why keys, replica_keys and tombstones are 0 although they may not be; absent when they are
+  // the store's counts.
+  if (!status.store_error().empty()) j["store_error"] = status.store_error();
   // The process the node runs in (Prometheus's standard names); absent from older nodes.
   if (status.has_process()) {
     const auto& p = status.process();

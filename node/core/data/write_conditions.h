@@ -10,12 +10,9 @@
 #include <string>
 
 #include "protocol/chord.pb.h"
+#include "protocol/limits.h"
 
 namespace chord {
-
-// Bounds of a put's ttl_ms (0 means no expiry and is always accepted).
-inline constexpr uint64_t kMinTtlMs = 1;
-inline constexpr uint64_t kMaxTtlMs = uint64_t{10} * 366 * 24 * 3600 * 1000;  // ~10 years
 
 // What a write asks of the current record.
 struct WriteCondition {

@@ -1,0 +1,124 @@
+// A node whose store cannot be read says so: its Status answer carries the store's error
+// instead of key counts that read as 0, and chordctl's status (text and JSON), ring table and
+// check show it as such rather than as an empty node.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "node/core/chord_node.h"
+#include "node/storage/memory_store.h"
+#include "tools/chordctl/render.h"
+#include "tools/chordctl/ring_check.h"
+#include "tools/chordctl/ring_survey.h"
+#include "tools/chordctl/ring_table.h"
+#include "tools/client/wire_json.h"
+
+namespace chord {
+namespace {
+
+constexpr char kDiskError[] = "the disk under /data/chord returned an I/O error";
+
+// A MemoryStore whose scans fail (as a RocksDB store does on a read error of its files); point
+// reads and writes work.
+class UnreadableStore final : public Store {
+ public:
+  Status Put(const Id& key_id, const wire::Record& record) override {
+    return inner_.Put(key_id, record);
+  }
+  Status Get(const Id& key_id, std::string_view key, wire::Record* out) override {
+    return inner_.Get(key_id, key, out);
+  }
+  Status Erase(const Id& key_id, std::string_view key) override {
+    return inner_.Erase(key_id, key);
+  }
+  Status Write(const StoreBatch& batch) override { return inner_.Write(batch); }
+  Status Scan(const Id&, const Id&, const Visitor&) override { return Status::IoError(kDiskError); }
+  uint64_t Count() override { return inner_.Count(); }
+  Status PutMeta(std::string_view name, std::string_view value) override {
+    return inner_.PutMeta(name, value);
+  }
+  Status GetMeta(std::string_view name, std::string* value) override {
+    return inner_.GetMeta(name, value);
+  }
+  Status EraseMeta(std::string_view name) override { return inner_.EraseMeta(name); }
+  Status ScanMeta(std::string_view prefix, const MetaVisitor& visit) override {
+    return inner_.ScanMeta(prefix, visit);
+  }
+
+ private:
+  MemoryStore inner_;
+};
+
+// The Status answer of a one-node ring over `store` after one put of a key.
+wire::StatusResponse StatusOver(Store* store) {
+  ChordNode node(store, NodeConfig{}, NodeRef::ForAddress("127.0.0.1:4000"), /*seed=*/7);
+  node.Start(Clock{1000, 1700000000000}, {});
+  (void)node.TakeReady();
+  wire::Envelope put;
+  put.set_request_id(41);
+  put.mutable_put()->set_key("k");
+  put.mutable_put()->set_value("v");
+  node.OnRequest(Clock{1001, 1700000000001}, /*from=*/9, std::move(put));
+  (void)node.TakeReady();
+  wire::Envelope request;
+  request.set_request_id(42);
+  request.mutable_status();
+  node.OnRequest(Clock{1002, 1700000000002}, /*from=*/9, std::move(request));
+  const Ready ready = node.TakeReady();
+  for (const Ready::Reply& r : ready.replies) {
+    if (r.to == 9 && r.envelope.has_status_resp()) return r.envelope.status_resp();
+  }
+  ADD_FAILURE() << "no status reply";
+  return {};
+}
+
+TEST(StoreErrorStatusTest, TheStatusAnswerCarriesTheStoresErrorInsteadOfCounts) {
+  MemoryStore healthy;
+  const wire::StatusResponse ok = StatusOver(&healthy);
+  EXPECT_EQ(ok.store_error(), "");
+  EXPECT_EQ(ok.keys(), 1u);
+
+  UnreadableStore broken;
+  const wire::StatusResponse s = StatusOver(&broken);
+  EXPECT_NE(s.store_error().find(kDiskError), std::string::npos) << s.store_error();
+  EXPECT_EQ(s.keys(), 0u);
+  EXPECT_EQ(s.replica_keys(), 0u);
+  EXPECT_TRUE(s.joined());  // the rest of the answer is there
+}
+
+TEST(StoreErrorStatusTest, ChordctlShowsTheErrorNotAnEmptyNode) {
+  UnreadableStore broken;
+  const wire::StatusResponse s = StatusOver(&broken);
+  ASSERT_FALSE(s.store_error().empty());
+
+  const std::string text = ctl::StatusText(s);
+  EXPECT_NE(text.find("unknown: the store could not be read"), std::string::npos) << text;
+  EXPECT_NE(text.find(kDiskError), std::string::npos) << text;
+  EXPECT_EQ(StatusJson(s).value("store_error", ""), s.store_error());
+
+  MemoryStore healthy;
+  EXPECT_FALSE(StatusJson(StatusOver(&healthy)).contains("store_error"));
+
+  // A one-node survey of it: check fails naming the error, the ring table shows "?" for its
+  // counts.
+  ctl::RingSurvey survey;
+  ctl::SurveyNode node;
+  node.id = Id::FromBytes(s.self().id()).value();
+  node.addr = s.self().addr();
+  node.status = s;
+  survey.nodes.push_back(node);
+  survey.walk.consistent = true;
+  const ctl::RingVerdict verdict = ctl::CheckRing(survey);
+  EXPECT_FALSE(verdict.ok);
+  const std::string verdict_text = ctl::VerdictText(verdict);
+  EXPECT_NE(verdict_text.find("[ERR] 127.0.0.1:4000 cannot read its store"), std::string::npos)
+      << verdict_text;
+  EXPECT_NE(verdict_text.find(kDiskError), std::string::npos) << verdict_text;
+  const std::string table = ctl::RingTable(survey, verdict);
+  EXPECT_NE(table.find(" ? "), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace chord
