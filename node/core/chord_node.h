@@ -116,7 +116,6 @@ class ChordNode {
   const NodeConfig& config() const { return ctx_.config; }
   bool Owns(const Id& key_id) const { return ctx_.ring.Owns(key_id); }
   [[nodiscard]] Result<NodeStatus::KeyCounts> KeyCounts() const { return status_.Counts(); }
-  uint64_t PrimaryKeyCount() const { return status_.PrimaryKeyCount(); }
   uint64_t StoredKeyCount() const { return ctx_.store()->Count(); }
   std::vector<NodeRef> ReplicaTargets() const { return replication_.policy().Targets(); }
   // Operations in flight (lookups, client requests, writes) and requests awaiting answers.

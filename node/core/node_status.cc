@@ -34,11 +34,6 @@ Result<NodeStatus::KeyCounts> NodeStatus::Counts() const {
   return counts;
 }
 
-uint64_t NodeStatus::PrimaryKeyCount() const {
-  Result<KeyCounts> c = Counts();
-  return c.ok() ? c->primary : 0;
-}
-
 void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
   const RingState& ring = ctx_.ring;
   const NodeCounters& c = ctx_.counters;
@@ -85,7 +80,9 @@ void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
   d->set_tombstones_purged(c.tombstones_purged);
   d->set_watch_resyncs(c.watch_resyncs);
   d->set_hints_stored(c.hints_stored);
+  d->set_hints_replaced(c.hints_replaced);
   d->set_hints_delivered(c.hints_delivered);
+  d->set_hints_dropped(c.hints_dropped);
   d->set_hints_refused(c.hints_refused);
   d->set_requests_shed(c.requests_shed);
   d->set_writes_failed(c.writes_failed);

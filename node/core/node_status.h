@@ -29,8 +29,6 @@ class NodeStatus {
   };
   // The store's error when it cannot be read.
   [[nodiscard]] Result<KeyCounts> Counts() const;
-  // Counts().primary, 0 when the store cannot be read.
-  uint64_t PrimaryKeyCount() const;
 
   // Where the Status reply's process figures come from; null (the default): none are sent.
   // The source must outlive this object.

@@ -395,6 +395,7 @@ std::string NodeRuntime::RenderMetrics() {
       sample.keys = counts->primary;
       sample.replica_keys = counts->replica;
     } else {
+      sample.store_readable = false;
       Log(LogLevel::kWarn, "metrics: cannot count keys: " + counts.status().message());
     }
     sample.tombstones = tombstones[i];

@@ -130,6 +130,10 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
             [](const VnodeMetricsSample&) { return uint64_t{1}; });
   per_vnode("chord_joined", "gauge", "1 when the vnode is a joined member of a ring, else 0.",
             [](const VnodeMetricsSample& v) { return uint64_t{v.joined ? 1u : 0u}; });
+  per_vnode("chord_store_readable", "gauge",
+            "1 when the vnode could read its store to count its keys, else 0 (the key gauges "
+            "then read 0).",
+            [](const VnodeMetricsSample& v) { return uint64_t{v.store_readable ? 1u : 0u}; });
   per_vnode("chord_keys", "gauge", "Live keys the vnode owns as primary.",
             [](const VnodeMetricsSample& v) { return v.keys; });
   per_vnode("chord_replica_keys", "gauge", "Live keys the vnode holds as a replica for others.",
@@ -223,10 +227,16 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
   counter("chord_writes_failed_total",
           "Writes the vnode coordinated that did not reach the replicas their consistency needs.",
           &NodeCounters::writes_failed);
-  counter("chord_hints_stored_total", "Hinted records accepted for a member that did not answer.",
+  counter("chord_hints_stored_total",
+          "New hinted records accepted for a member that did not answer.",
           &NodeCounters::hints_stored);
+  counter("chord_hints_replaced_total",
+          "Hinted records that replaced an older hint of the same key for the same member.",
+          &NodeCounters::hints_replaced);
   counter("chord_hints_delivered_total", "Hinted records handed to the member they were for.",
           &NodeCounters::hints_delivered);
+  counter("chord_hints_dropped_total", "Hinted records erased as too old to deliver.",
+          &NodeCounters::hints_dropped);
   counter("chord_hints_refused_total", "Hinted records refused because the hint store was full.",
           &NodeCounters::hints_refused);
   counter("chord_requests_shed_total",

@@ -29,6 +29,7 @@ struct VnodeMetricsSample {
   uint64_t keys = 0;          // live records it owns as primary
   uint64_t replica_keys = 0;  // live records it holds as a replica
   uint64_t tombstones = 0;    // deleted records in its part of the store
+  bool store_readable = true;  // false: the counts above could not be read (they are 0)
   NodeCounters counters;
   NodeMetrics metrics;
 };

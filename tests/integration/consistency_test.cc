@@ -258,10 +258,39 @@ TEST_F(ConsistencyTest, HintsKeepQuorumWritesAvailableAndAreDeliveredWhenTheRepl
   auto pending = SumStatus(cluster(), others, "hints_pending");
   ASSERT_TRUE(pending);
   EXPECT_GT(*pending, 0u) << "no write took the hint path";
+  // Each key written again while the replica is still away: its hint is replaced, not added.
+  std::vector<std::thread> writers;
+  for (const auto& [key, owner] : owner_of) {
+    writers.emplace_back([&, key = key, owner = owner] {
+      ChordClient c(owner, 20000);
+      auto r = c.Put(key, "second-value-of-" + key, DataOptions{wire::CONSISTENCY_QUORUM});
+      EXPECT_TRUE(IsOk(r)) << key << ": " << Describe(r);
+    });
+  }
+  for (auto& t : writers) t.join();
+  auto pending_again = SumStatus(cluster(), others, "hints_pending");
+  ASSERT_TRUE(pending_again);
+  EXPECT_EQ(*pending_again, *pending) << "a second write of a key added a hint";
+  auto replaced = SumStatus(cluster(), others, "hints_replaced", /*in_data=*/true);
+  ASSERT_TRUE(replaced);
+  EXPECT_GT(*replaced, 0u);
   // Longer than a request's deadline: the copies queued at the paused node are refused when
   // it runs again, so only the hints can bring them.
   std::this_thread::sleep_for(milliseconds(3500));
   ExpectDeliveredAndPlaced(cluster(), paused, owner_of);
+  // Every hint stored was delivered or dropped, replaced ones not counted twice.
+  const std::vector<std::string> addrs = cluster().RunningAddrs();
+  auto stored = SumStatus(cluster(), addrs, "hints_stored", /*in_data=*/true);
+  auto delivered = SumStatus(cluster(), addrs, "hints_delivered", /*in_data=*/true);
+  auto dropped = SumStatus(cluster(), addrs, "hints_dropped", /*in_data=*/true);
+  ASSERT_TRUE(stored && delivered && dropped);
+  EXPECT_EQ(*stored, *delivered + *dropped);
+  // The paused replica holds the second values.
+  auto listed = ChordClient(paused).ListKeys(/*with_values=*/true);
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  std::map<std::string, std::string> held;
+  for (const wire::Record& r : *listed) held[r.key()] = r.value();
+  for (const auto& [key, owner] : owner_of) EXPECT_EQ(held[key], "second-value-of-" + key) << key;
 }
 
 TEST_F(ConsistencyTest, HintsSurviveARestartOfTheirHolder) {

@@ -257,7 +257,9 @@ TEST(ChordNodeTest, JoinMovesExactlyTheNewRange) {
     }
   }
   EXPECT_EQ(after.size(), 300u);
-  EXPECT_EQ(net.node(joiner)->PrimaryKeyCount(), static_cast<uint64_t>(moved));
+  auto counts = net.node(joiner)->KeyCounts();
+  ASSERT_TRUE(counts.ok()) << counts.status().message();
+  EXPECT_EQ(counts->primary, static_cast<uint64_t>(moved));
 }
 
 TEST(ChordNodeTest, GracefulLeaveHandsEveryKeyToTheSuccessor) {

@@ -75,7 +75,7 @@ TEST(HintStoreTest, KeepsTheNewestHintPerMemberAndKeyApartFromTheRecords) {
   const NodeRef b = NodeRef::ForAddress("10.0.0.2:4000");
   ASSERT_EQ(*hints.Add(a, Rec("k", 5)), HintStore::AddResult::kStored);
   ASSERT_EQ(*hints.Add(a, Rec("k", 4)), HintStore::AddResult::kAlreadyNewer);
-  ASSERT_EQ(*hints.Add(a, Rec("k", 7)), HintStore::AddResult::kStored);
+  ASSERT_EQ(*hints.Add(a, Rec("k", 7)), HintStore::AddResult::kReplaced);
   ASSERT_EQ(*hints.Add(b, Rec("k", 7)), HintStore::AddResult::kStored);
   EXPECT_EQ(hints.count(), 2u);
   EXPECT_EQ(counters.hints_pending, 2u);
@@ -86,7 +86,7 @@ TEST(HintStoreTest, KeepsTheNewestHintPerMemberAndKeyApartFromTheRecords) {
   ASSERT_EQ(page->size(), 1u);
   EXPECT_EQ((*page)[0].version(), 7u);
   // Delivered at version 7 while a newer hint arrived: the newer one stays.
-  ASSERT_EQ(*hints.Add(a, Rec("k", 9)), HintStore::AddResult::kStored);
+  ASSERT_EQ(*hints.Add(a, Rec("k", 9)), HintStore::AddResult::kReplaced);
   EXPECT_EQ(*hints.EraseDelivered(a, *page), 0u);
   EXPECT_EQ(*hints.EraseDelivered(b, {Rec("k", 7)}), 1u);
   EXPECT_EQ(hints.count(), 1u);
@@ -105,7 +105,7 @@ TEST(HintStoreTest, RefusesBeyondItsBoundsAndSurvivesARestart) {
     }
     EXPECT_EQ(*hints.Add(a, Rec("k3", 1)), HintStore::AddResult::kFull);
     // Replacing a held hint is not growth in count.
-    EXPECT_EQ(*hints.Add(a, Rec("k0", 2)), HintStore::AddResult::kStored);
+    EXPECT_EQ(*hints.Add(a, Rec("k0", 2)), HintStore::AddResult::kReplaced);
     HintStore small(&store, &counters, "10.0.0.8:4000", HintLimits{100, 100});
     EXPECT_EQ(*small.Add(a, Rec("big", 1, 200)), HintStore::AddResult::kFull);
   }

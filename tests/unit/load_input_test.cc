@@ -65,6 +65,14 @@ TEST(LoadInputTest, AnExpiryIsReadFromTheThirdFieldOrTheJsonObject) {
   r = ParseLoadLine("k\tv");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.expires_unix_ms, 0u);  // never expires
+  r = ParseLoadLine("k\tv\t000000001500000000000");  // leading zeros do not count as digits
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.expires_unix_ms, 1500000000000u);
+  // A JSON record (with a tab as whitespace) whose expiry is wrong is that error, not a TSV
+  // line with the key '{"key":"k",'.
+  r = ParseLoadLine("{\"key\":\"k\",\t\"value\":\"v\",\"expires_unix_ms\":1700000000}");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("\"expires_unix_ms\""), std::string::npos) << r.error;
   // Bounds: a time in seconds, a stray count in a third column, an expiry beyond the year
   // 33658 (in either format) are errors, not expiries long past or far ahead.
   EXPECT_TRUE(ParseLoadLine("k\tv\t" + std::to_string(kMinLoadExpiryUnixMs)).ok);

@@ -3,11 +3,13 @@
 // check show it as such rather than as an empty node.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "node/core/chord_node.h"
+#include "node/runtime/prometheus_text.h"
 #include "node/storage/memory_store.h"
 #include "tools/chordctl/render.h"
 #include "tools/chordctl/ring_check.h"
@@ -117,7 +119,35 @@ TEST(StoreErrorStatusTest, ChordctlShowsTheErrorNotAnEmptyNode) {
       << verdict_text;
   EXPECT_NE(verdict_text.find(kDiskError), std::string::npos) << verdict_text;
   const std::string table = ctl::RingTable(survey, verdict);
-  EXPECT_NE(table.find(" ? "), std::string::npos) << table;
+  // Its row: "?" in both count columns.
+  const size_t row = table.find("127.0.0.1:4000");
+  ASSERT_NE(row, std::string::npos) << table;
+  const std::string row_text = table.substr(row, table.find('\n', row) - row);
+  EXPECT_EQ(std::count(row_text.begin(), row_text.end(), '?'), 2) << table;
+  EXPECT_NE(table.find("(not counting 1 node that cannot read its store)"), std::string::npos)
+      << table;
+
+  // ring --json (and the HTTP API's /v1/ring): the node's error, and how many were not counted.
+  RingView view;
+  view.nodes.push_back(RingNode{node.id, node.addr, s});
+  view.nodes.push_back(RingNode{Id::Sha1("other"), "127.0.0.1:4001", StatusOver(&healthy)});
+  const nlohmann::json ring = RingJson(view);
+  EXPECT_EQ(ring["nodes"][0].value("store_error", ""), s.store_error());
+  EXPECT_FALSE(ring["nodes"][1].contains("store_error"));
+  EXPECT_EQ(ring["nodes_not_counted"], 1);
+}
+
+TEST(StoreErrorStatusTest, MetricsSayTheStoreCouldNotBeRead) {
+  VnodeMetricsSample readable;
+  readable.node = "127.0.0.1:4000";
+  VnodeMetricsSample unreadable = readable;
+  unreadable.node = "127.0.0.1:4000#1";
+  unreadable.store_readable = false;
+  const std::string text = RenderPrometheusText({readable, unreadable});
+  EXPECT_NE(text.find("chord_store_readable{node=\"127.0.0.1:4000\"} 1\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("chord_store_readable{node=\"127.0.0.1:4000#1\"} 0\n"), std::string::npos)
+      << text;
 }
 
 }  // namespace

@@ -24,16 +24,19 @@ std::string ExpiryProblem(uint64_t expires_ms, const std::string& where) {
   if (expires_ms >= kMinLoadExpiryUnixMs && expires_ms <= kMaxLoadExpiryUnixMs) return "";
   return where + " (the key's expiry) must be a Unix time in milliseconds, from " +
          std::to_string(kMinLoadExpiryUnixMs) + " to " + std::to_string(kMaxLoadExpiryUnixMs) +
-         ", as chordctl dump writes it; leave it out for a key that never expires";
+         "; leave it out for a key that never expires";
 }
 
 // The expiry field of a TSV line: decimal digits within the bounds. False, with the reason in
 // *error, otherwise.
 bool ParseExpiry(std::string_view field, uint64_t* out, std::string* error) {
-  // More digits than the upper bound has cannot be within it (and could overflow).
-  const bool digits =
-      !field.empty() && field.size() <= 16 &&
-      std::all_of(field.begin(), field.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const bool all_digits = !field.empty() && std::all_of(field.begin(), field.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+  // Leading zeros aside, more digits than the upper bound has cannot be within it (and could
+  // overflow).
+  while (field.size() > 1 && field.front() == '0') field.remove_prefix(1);
+  const bool digits = all_digits && field.size() <= 16;
   uint64_t v = 0;
   if (digits) {
     for (char c : field) v = v * 10 + static_cast<uint64_t>(c - '0');
@@ -88,8 +91,10 @@ std::string JsonErrorText(const std::exception& e) {
 }
 
 // Parses a JSON line. Returns false with record->error when it is not a JSON object with
-// string "key" and "value".
-bool ParseJson(std::string_view line, LoadRecord* record) {
+// string "key" and "value" (*shaped false), or is one with a bad "expires_unix_ms" (*shaped
+// true: a JSON record, not a TSV line).
+bool ParseJson(std::string_view line, LoadRecord* record, bool* shaped) {
+  *shaped = false;
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(line);
@@ -114,6 +119,7 @@ bool ParseJson(std::string_view line, LoadRecord* record) {
   }
   record->key = doc["key"].get<std::string>();
   record->value = doc["value"].get<std::string>();
+  *shaped = true;
   if (auto it = doc.find("expires_unix_ms"); it != doc.end()) {
     record->error =
         ExpiryProblem(it->is_number_unsigned() ? it->get<uint64_t>() : 0, "\"expires_unix_ms\"");
@@ -180,9 +186,10 @@ LoadRecord ParseLoadLine(std::string_view line, size_t max_value_bytes) {
     // such a value: JSON lines do not end in tabs.
     const bool key_is_json =
         tab != std::string_view::npos && nlohmann::json::accept(line.substr(0, tab));
-    if (!key_is_json) parsed = ParseJson(line, &record);
+    bool shaped = false;
+    if (!key_is_json) parsed = ParseJson(line, &record, &shaped);
     // Not a JSON record but holds a tab: a TSV line whose key starts with '{'.
-    if (!parsed && tab != std::string_view::npos) {
+    if (!parsed && !shaped && tab != std::string_view::npos) {
       record.error.clear();
       parsed = ParseTsv(line, &record);
     }

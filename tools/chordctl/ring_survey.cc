@@ -106,6 +106,11 @@ uint64_t RingSurvey::TotalReplicaKeys() const {
   return total;
 }
 
+size_t RingSurvey::Uncounted() const {
+  return static_cast<size_t>(std::count_if(
+      nodes.begin(), nodes.end(), [](const SurveyNode& n) { return n.answers() && !n.counted(); }));
+}
+
 std::optional<size_t> RingSurvey::AnsweringPredecessor(size_t i) const {
   const size_t n = nodes.size();
   for (size_t step = 1; step <= n; ++step) {

@@ -44,6 +44,8 @@ struct SurveyNode {
   std::vector<std::string> named_by;
 
   bool answers() const { return state != NodeState::kDown; }
+  // It answered with key counts (false: Down, or its store could not be read).
+  bool counted() const { return status && status->store_error().empty(); }
   uint64_t keys() const { return status ? status->keys() : 0; }
   uint64_t replica_keys() const { return status ? status->replica_keys() : 0; }
 };
@@ -57,8 +59,11 @@ struct RingSurvey {
   // Indexes into `nodes` of the positions that answer, in ring order (ascending id).
   std::vector<size_t> Answering() const;
   size_t CountState(NodeState state) const;
+  // Over the counted positions.
   uint64_t TotalKeys() const;
   uint64_t TotalReplicaKeys() const;
+  // Positions that answer but could not read their stores to count.
+  size_t Uncounted() const;
   // The fraction of the ring nodes[i] owns: (previous answering position, it]. 0 for a Down
   // position, 1 for the only answering one.
   double Share(size_t i) const;

@@ -12,6 +12,12 @@
 namespace chord::ctl {
 namespace {
 
+// "N keys", or why it is not known.
+std::string KeysOf(const SurveyNode& node) {
+  return node.counted() ? CountOf(node.keys(), "key", "keys")
+                        : std::string("keys unknown (its store cannot be read)");
+}
+
 constexpr double kPi = 3.14159265358979323846;
 constexpr int kWidth = 1100;
 constexpr int kHeight = 840;
@@ -255,7 +261,7 @@ std::string RingSvg(const RingSurvey& survey, const RingVerdict& verdict) {
         "stroke=\"" + ArcColour(f) + "\" stroke-width=\"" + Num(ArcWidth(f)) + "\"";
     const std::string tooltip = "<title>" +
                                 XmlEscape(node.addr + " owns " + Percent(survey.Share(i)) +
-                                          " of the ring: " + CountOf(node.keys(), "key", "keys")) +
+                                          " of the ring: " + KeysOf(node)) +
                                 "</title>";
     const std::optional<size_t> pred = survey.AnsweringPredecessor(i);
     if (!pred || *pred == i) {
@@ -292,9 +298,11 @@ std::string RingSvg(const RingSurvey& survey, const RingVerdict& verdict) {
     PointAt(angle, kRadius, &x, &y_dot);
     std::string detail = std::string(NodeStateName(node.state)) + ", id " + node.id.ToHex();
     if (node.answers()) {
-      detail += ", " + CountOf(node.keys(), "key", "keys") + ", " +
-                CountOf(node.replica_keys(), "replica key", "replica keys") + ", " +
-                Percent(survey.Share(i)) + " of the ring";
+      detail += ", " +
+                (node.counted() ? CountOf(node.keys(), "key", "keys") + ", " +
+                                      CountOf(node.replica_keys(), "replica key", "replica keys")
+                                : KeysOf(node)) +
+                ", " + Percent(survey.Share(i)) + " of the ring";
     } else if (!node.down_reason.empty()) {
       detail += ": " + node.down_reason;
     }
@@ -322,8 +330,7 @@ std::string RingSvg(const RingSurvey& survey, const RingVerdict& verdict) {
     out += "<line x1=\"" + Num(label.dot_x) + "\" y1=\"" + Num(label.dot_y) + "\" x2=\"" +
            Num(lx + (label.right ? -4 : 4)) + "\" y2=\"" + Num(label.y - 4) +
            "\" stroke=\"#bdbdbd\" stroke-width=\"1\"/>\n";
-    const std::string second =
-        node.answers() ? CountOf(node.keys(), "key", "keys") : std::string("Down");
+    const std::string second = node.answers() ? KeysOf(node) : std::string("Down");
     out += "<text x=\"" + Num(lx) + "\" y=\"" + Num(label.y) + "\" font-size=\"" + addr_size +
            "\" text-anchor=\"" + anchor + "\" fill=\"#222222\">" + XmlEscape(node.addr) +
            "<tspan x=\"" + Num(lx) + "\" dy=\"1.2em\" font-size=\"" + count_size + "\" fill=\"" +

@@ -13,6 +13,7 @@ namespace {
 struct ProcessTotals {
   int vnodes = 0;
   int down = 0;
+  int uncounted = 0;  // answering positions that could not read the store
   uint64_t keys = 0;
   uint64_t replica_keys = 0;
   double share = 0.0;
@@ -24,6 +25,13 @@ std::string Lower(std::string s) {
 }
 
 }  // namespace
+
+std::string UncountedText(const RingSurvey& survey) {
+  const size_t n = survey.Uncounted();
+  if (n == 0) return "";
+  return " (not counting " + CountOf(n, "node that cannot", "nodes that cannot") +
+         " read its store)";
+}
 
 std::string NodeCountText(const RingSurvey& survey) {
   std::string out = CountOf(survey.nodes.size(), "node", "nodes") + " (";
@@ -49,7 +57,7 @@ std::string RingTable(const RingSurvey& survey, const RingVerdict& verdict) {
     const SurveyNode& node = survey.nodes[i];
     const bool up = node.answers();
     // "?": the node could not read its store to count (check names the error).
-    const bool counted = up && node.status && node.status->store_error().empty();
+    const bool counted = node.counted();
     rows.push_back({NodeStateName(node.state), node.addr, node.id.ShortHex(kTableIdHexDigits),
                     counted ? std::to_string(node.keys()) : (up ? "?" : "-"),
                     counted ? std::to_string(node.replica_keys()) : (up ? "?" : "-"),
@@ -59,6 +67,7 @@ std::string RingTable(const RingSurvey& survey, const RingVerdict& verdict) {
     ProcessTotals& p = processes[node.addr.substr(0, hash)];
     ++p.vnodes;
     if (!up) ++p.down;
+    if (up && !node.counted()) ++p.uncounted;
     p.keys += node.keys();
     p.replica_keys += node.replica_keys();
     p.share += survey.Share(i);
@@ -69,7 +78,7 @@ std::string RingTable(const RingSurvey& survey, const RingVerdict& verdict) {
     for (const auto& [process, p] : processes) {
       out += "process " + process + ": " + CountOf(p.vnodes, "vnode", "vnodes");
       if (p.down > 0) out += " (" + std::to_string(p.down) + " down)";
-      out += ", " + CountOf(p.keys, "key", "keys") + ", " +
+      out += ", " + CountOf(p.keys, "key", "keys") + (p.uncounted > 0 ? " counted" : "") + ", " +
              CountOf(p.replica_keys, "replica key", "replica keys") + ", " + Percent(p.share) +
              " of the ring\n";
     }
@@ -77,7 +86,8 @@ std::string RingTable(const RingSurvey& survey, const RingVerdict& verdict) {
   out += "total: " + NodeCountText(survey) + ", ";
   if (any_vnode) out += CountOf(processes.size(), "process", "processes") + ", ";
   out += CountOf(survey.TotalKeys(), "key", "keys") + ", " +
-         CountOf(survey.TotalReplicaKeys(), "replica key", "replica keys") + "\n";
+         CountOf(survey.TotalReplicaKeys(), "replica key", "replica keys") + UncountedText(survey) +
+         "\n";
   out += VerdictText(verdict);
   return out;
 }

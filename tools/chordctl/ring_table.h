@@ -16,6 +16,9 @@ std::string RingTable(const RingSurvey& survey, const RingVerdict& verdict);
 
 // "5 nodes (4 up, 1 down)": the position count and the count of every state present.
 std::string NodeCountText(const RingSurvey& survey);
+// " (not counting 1 node that cannot read its store)" when answering positions could not
+// count their keys (so totals are short); "" otherwise.
+std::string UncountedText(const RingSurvey& survey);
 
 }  // namespace chord::ctl
 

@@ -87,7 +87,8 @@ std::string WatchFrame(const RingSurvey* survey, const WatchFrameContext& contex
     for (const auto& [addr, keys] : *context.previous) before += keys;
     out += " (" + SignedDelta(static_cast<int64_t>(total) - static_cast<int64_t>(before)) + ")";
   }
-  out += ", " + CountOf(survey->TotalReplicaKeys(), "replica key", "replica keys") + "  " +
+  out += ", " + CountOf(survey->TotalReplicaKeys(), "replica key", "replica keys") +
+         UncountedText(*survey) + "  " +
          (verdict.ok ? "[OK]" : "[ERR] " + CountOf(verdict.lines.size(), "problem", "problems")) +
          "\n";
 
@@ -98,18 +99,22 @@ std::string WatchFrame(const RingSurvey* survey, const WatchFrameContext& contex
     std::string change;
     if (context.previous != nullptr) {
       auto it = context.previous->find(node.addr);
-      if (it == context.previous->end()) {
-        change = node.answers() ? "new" : "";
+      if (!node.counted()) {
+        change = "";
+      } else if (it == context.previous->end()) {
+        change = "new";
       } else {
         change = SignedDelta(static_cast<int64_t>(node.keys()) - static_cast<int64_t>(it->second));
       }
     }
     const bool up = node.answers();
+    // "?": it answers but could not read its store to count.
+    const std::string unknown = up ? "?" : "-";
     rows.push_back({node.addr, NodeStateName(node.state),
                     PadRight(Bar(node.keys(), max_keys, context.bar_width),
                              static_cast<size_t>(context.bar_width)),
-                    up ? std::to_string(node.keys()) : "-", change,
-                    up ? std::to_string(node.replica_keys()) : "-"});
+                    node.counted() ? std::to_string(node.keys()) : unknown, change,
+                    node.counted() ? std::to_string(node.replica_keys()) : unknown});
   }
   out += FormatTable({"ADDRESS", "STATE", "PRIMARY KEYS", "KEYS", "CHANGE", "REPLICAS"}, rows,
                      {false, false, false, true, true, true});
@@ -186,7 +191,7 @@ int RunWatch(const CtlOptions& options, const WatchOptions& watch) {
       for (const SurveyNode& node : survey->nodes) {
         remembered.insert(node.addr);
         if (!node.answers()) continue;
-        previous[node.addr] = node.keys();
+        if (node.counted()) previous[node.addr] = node.keys();
         if (node.addr != options.node) starts.push_back(node.addr);
       }
       have_previous = true;

@@ -59,7 +59,9 @@ nlohmann::json DataCountersJson(const wire::DataCounters& d) {
                         {"tombstones_purged", d.tombstones_purged()},
                         {"watch_resyncs", d.watch_resyncs()},
                         {"hints_stored", d.hints_stored()},
+                        {"hints_replaced", d.hints_replaced()},
                         {"hints_delivered", d.hints_delivered()},
+                        {"hints_dropped", d.hints_dropped()},
                         {"hints_refused", d.hints_refused()},
                         {"requests_shed", d.requests_shed()},
                         {"writes_failed", d.writes_failed()},
@@ -116,10 +118,12 @@ nlohmann::json RingJson(const RingView& view) {
   nlohmann::json nodes = nlohmann::json::array();
   uint64_t total_keys = 0;
   uint64_t total_replica_keys = 0;
+  uint64_t not_counted = 0;  // nodes that could not read their stores
   for (const RingNode& node : view.nodes) {
     const wire::StatusResponse& s = node.status;
     total_keys += s.keys();
     total_replica_keys += s.replica_keys();
+    if (!s.store_error().empty()) ++not_counted;
     nodes.push_back(nlohmann::json{
         {"id", node.id.ToHex()},
         {"addr", node.addr},
@@ -131,15 +135,17 @@ nlohmann::json RingJson(const RingView& view) {
         {"leaving", s.leaving()},
         {"state", s.leaving() ? "Leaving" : (s.joined() ? "Up" : "Joining")},
     });
+    if (!s.store_error().empty()) nodes.back()["store_error"] = s.store_error();
   }
   nlohmann::json outside = nlohmann::json::array();
   for (const RingNode& o : view.outside) {
     outside.push_back(nlohmann::json{{"id", o.id.ToHex()}, {"addr", o.addr}});
   }
   return nlohmann::json{
-      {"nodes", std::move(nodes)},     {"consistent", view.consistent},
-      {"outside", std::move(outside)}, {"problems", view.problems},
-      {"total_keys", total_keys},      {"total_replica_keys", total_replica_keys}};
+      {"nodes", std::move(nodes)},       {"consistent", view.consistent},
+      {"outside", std::move(outside)},   {"problems", view.problems},
+      {"total_keys", total_keys},        {"total_replica_keys", total_replica_keys},
+      {"nodes_not_counted", not_counted}};
 }
 
 std::string DumpJson(const nlohmann::json& doc, int indent) {

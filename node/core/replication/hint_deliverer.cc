@@ -42,6 +42,8 @@ void HintDeliverer::Round() {
     if (!stale.empty()) {
       if (auto erased = hints_.EraseDelivered(target, stale); !erased.ok()) {
         ctx_.Log(LogLevel::kError, "cannot erase stale hints: " + erased.status().message());
+      } else {
+        ctx_.counters.hints_dropped += *erased;
       }
     }
     if (fresh.empty()) continue;

@@ -72,7 +72,7 @@ Result<HintStore::AddResult> HintStore::Add(const NodeRef& target, const wire::R
       }
       Index(addr, record);
       Publish();
-      return AddResult::kStored;
+      return AddResult::kReplaced;
     }
   }
   if (count_ + 1 > limits_.max_hints || bytes_ + Store::RecordBytes(record) > limits_.max_bytes) {

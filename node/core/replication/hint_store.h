@@ -34,7 +34,9 @@ struct HintLimits {
 
 class HintStore {
  public:
-  enum class AddResult { kStored, kAlreadyNewer, kFull };
+  // kStored: a new hint; kReplaced: it replaced an older hint of the same key for the same
+  // member (one hint pending for the key either way).
+  enum class AddResult { kStored, kReplaced, kAlreadyNewer, kFull };
 
   // `holder` is the address of the ring position that keeps these hints.
   HintStore(Store* store, NodeCounters* counters, const std::string& holder, HintLimits limits = {})

@@ -120,8 +120,9 @@ void ReplicaServer::HandleHint(ReplyToken from, const wire::Envelope& request) {
       r->set_code(wire::UNAVAILABLE);
       break;
     }
-    if (*added == HintStore::AddResult::kStored) {
-      ++ctx_.counters.hints_stored;
+    if (*added == HintStore::AddResult::kStored || *added == HintStore::AddResult::kReplaced) {
+      ++(*added == HintStore::AddResult::kStored ? ctx_.counters.hints_stored
+                                                 : ctx_.counters.hints_replaced);
       ++stored_count;
     }
   }
