@@ -130,7 +130,7 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
             [](const VnodeMetricsSample&) { return uint64_t{1}; });
   per_vnode("chord_joined", "gauge", "1 when the vnode is a joined member of a ring, else 0.",
             [](const VnodeMetricsSample& v) { return uint64_t{v.joined ? 1u : 0u}; });
-  per_vnode("chord_store_readable", "gauge",
+  per_vnode("chord_key_counts_readable", "gauge",
             "1 when the vnode could read its store to count its keys, else 0 (the key gauges "
             "then read 0).",
             [](const VnodeMetricsSample& v) { return uint64_t{v.store_readable ? 1u : 0u}; });

@@ -378,6 +378,34 @@ class SseParserTest(unittest.TestCase):
                          [("put", '{"a":1}', "7", None), ("message", "first\nsecond", "7", 250)])
 
 
+class TextTest(unittest.TestCase):
+    """chord.cli's text forms on fixed documents (no ring needed)."""
+
+    def test_a_node_that_cannot_read_its_store_is_not_shown_as_empty(self):
+        from chord import cli
+
+        error = "the disk returned an I/O error"
+        status = {"id": "ab", "addr": "127.0.0.1:4000", "keys": 0, "replica_keys": 0,
+                  "tombstones": 0, "store_error": error}
+        text = cli.status_text(status)
+        self.assertIn("keys:           unknown: the store could not be read (%s)" % error, text)
+        self.assertNotIn("replica_keys", text)
+        self.assertIn("keys:           5\n", cli.status_text({"keys": 5}))
+        ring = {"nodes": [{"state": "Up", "addr": "127.0.0.1:4000", "id": "ab", "keys": 0,
+                           "replica_keys": 0, "store_error": error},
+                          {"state": "Up", "addr": "127.0.0.1:4001", "id": "cd", "keys": 7,
+                           "replica_keys": 3}],
+                "consistent": True, "problems": [], "total_keys": 7, "total_replica_keys": 3,
+                "nodes_not_counted": 1}
+        text = cli.ring_text(ring)
+        row = next(line for line in text.splitlines() if "127.0.0.1:4000" in line)
+        self.assertEqual(row.count("?"), 2, text)
+        self.assertIn("(not counting 1 node that cannot read its store)", text)
+        self.assertIn("[ERR] 127.0.0.1:4000 cannot read its store to count its keys (%s)" % error,
+                      text)
+        self.assertNotIn("[OK]", text)
+
+
 class KeysTest(RingCase):
     """get/put/delete, compare-and-set and TTL through the HTTP API."""
 

@@ -144,9 +144,9 @@ TEST(StoreErrorStatusTest, MetricsSayTheStoreCouldNotBeRead) {
   unreadable.node = "127.0.0.1:4000#1";
   unreadable.store_readable = false;
   const std::string text = RenderPrometheusText({readable, unreadable});
-  EXPECT_NE(text.find("chord_store_readable{node=\"127.0.0.1:4000\"} 1\n"), std::string::npos)
+  EXPECT_NE(text.find("chord_key_counts_readable{node=\"127.0.0.1:4000\"} 1\n"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("chord_store_readable{node=\"127.0.0.1:4000#1\"} 0\n"), std::string::npos)
+  EXPECT_NE(text.find("chord_key_counts_readable{node=\"127.0.0.1:4000#1\"} 0\n"), std::string::npos)
       << text;
 }
 

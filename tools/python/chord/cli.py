@@ -260,6 +260,10 @@ def status_text(doc: dict) -> str:
         ("watchers", doc.get("watchers")),
         ("hints_pending", doc.get("hints_pending")),
     ]
+    if doc.get("store_error"):  # the counts are 0 because the node could not read its store
+        rows = [row for row in rows if row[0] not in ("replica_keys", "tombstones")]
+        rows = [(name, "unknown: the store could not be read (%s)" % doc["store_error"])
+                if name == "keys" else (name, value) for name, value in rows]
     return "".join("%-15s %s\n" % (name + ":", value) for name, value in rows if value is not None)
 
 
@@ -267,17 +271,26 @@ def ring_text(doc: dict) -> str:
     """A table of the ring (one row per position) and the check."""
     nodes = doc.get("nodes") or []
     rows = [("STATE", "ADDRESS", "ID", "KEYS", "REPLICA KEYS")]
+    unreadable = [n for n in nodes if n.get("store_error")]
     for n in nodes:
+        counted = not n.get("store_error")
         rows.append((str(n.get("state", "?")), str(n.get("addr", "?")), str(n.get("id", ""))[:8],
-                     str(n.get("keys", 0)), str(n.get("replica_keys", 0))))
+                     str(n.get("keys", 0)) if counted else "?",
+                     str(n.get("replica_keys", 0)) if counted else "?"))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     out = ""
     for r in rows:
         out += "  ".join(r[i].ljust(widths[i]) if i < 3 else r[i].rjust(widths[i]) for i in range(5)).rstrip() + "\n"
-    out += "%d %s, %d keys, %d replica keys\n" % (
+    out += "%d %s, %d keys, %d replica keys%s\n" % (
         len(nodes), "node" if len(nodes) == 1 else "nodes", doc.get("total_keys", 0),
-        doc.get("total_replica_keys", 0))
-    if doc.get("consistent"):
+        doc.get("total_replica_keys", 0),
+        " (not counting %d %s that cannot read %s store)" % (
+            len(unreadable), "node" if len(unreadable) == 1 else "nodes",
+            "its" if len(unreadable) == 1 else "their") if unreadable else "")
+    for n in unreadable:
+        out += "[ERR] %s cannot read its store to count its keys (%s)\n" % (
+            n.get("addr", "?"), n["store_error"])
+    if doc.get("consistent") and not unreadable:
         out += "[OK] every successor and predecessor pointer agrees with the ring order\n"
     for problem in doc.get("problems") or []:
         out += "[ERR] %s\n" % problem
