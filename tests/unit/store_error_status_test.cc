@@ -146,7 +146,8 @@ TEST(StoreErrorStatusTest, MetricsSayTheStoreCouldNotBeRead) {
   const std::string text = RenderPrometheusText({readable, unreadable});
   EXPECT_NE(text.find("chord_key_counts_readable{node=\"127.0.0.1:4000\"} 1\n"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("chord_key_counts_readable{node=\"127.0.0.1:4000#1\"} 0\n"), std::string::npos)
+  EXPECT_NE(text.find("chord_key_counts_readable{node=\"127.0.0.1:4000#1\"} 0\n"),
+            std::string::npos)
       << text;
 }
 
