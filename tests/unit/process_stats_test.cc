@@ -17,6 +17,7 @@
 #include "node/core/process_sample.h"
 #include "node/runtime/prometheus_text.h"
 #include "node/storage/memory_store.h"
+#include "tests/unit/status_reply.h"
 #include "protocol/proc_stat.h"
 
 namespace chord {
@@ -178,16 +179,7 @@ wire::StatusResponse StatusOf(const ProcessStatsSource* source) {
   if (source != nullptr) node.SetProcessStats(source);
   node.Start(Clock{1000, 1700000000000}, {});
   (void)node.TakeReady();
-  wire::Envelope request;
-  request.set_request_id(42);
-  request.mutable_status();
-  node.OnRequest(Clock{1001, 1700000000001}, /*from=*/9, std::move(request));
-  const Ready ready = node.TakeReady();
-  for (const Ready::Reply& r : ready.replies) {
-    if (r.to == 9 && r.envelope.has_status_resp()) return r.envelope.status_resp();
-  }
-  ADD_FAILURE() << "no status reply";
-  return {};
+  return StatusReplyOf(node, Clock{1001, 1700000000001});
 }
 
 TEST(ProcessStatsSourceTest, TheCoreCopiesTheInjectedSampleIntoItsStatusReply) {

@@ -11,6 +11,7 @@
 #include "node/core/chord_node.h"
 #include "node/runtime/prometheus_text.h"
 #include "node/storage/memory_store.h"
+#include "tests/unit/status_reply.h"
 #include "tools/chordctl/render.h"
 #include "tools/chordctl/ring_check.h"
 #include "tools/chordctl/ring_survey.h"
@@ -64,16 +65,7 @@ wire::StatusResponse StatusOver(Store* store) {
   put.mutable_put()->set_value("v");
   node.OnRequest(Clock{1001, 1700000000001}, /*from=*/9, std::move(put));
   (void)node.TakeReady();
-  wire::Envelope request;
-  request.set_request_id(42);
-  request.mutable_status();
-  node.OnRequest(Clock{1002, 1700000000002}, /*from=*/9, std::move(request));
-  const Ready ready = node.TakeReady();
-  for (const Ready::Reply& r : ready.replies) {
-    if (r.to == 9 && r.envelope.has_status_resp()) return r.envelope.status_resp();
-  }
-  ADD_FAILURE() << "no status reply";
-  return {};
+  return StatusReplyOf(node, Clock{1002, 1700000000002});
 }
 
 TEST(StoreErrorStatusTest, TheStatusAnswerCarriesTheStoresErrorInsteadOfCounts) {
