@@ -17,8 +17,8 @@
 #include "node/core/process_sample.h"
 #include "node/runtime/prometheus_text.h"
 #include "node/storage/memory_store.h"
-#include "tests/unit/status_reply.h"
 #include "protocol/proc_stat.h"
+#include "tests/unit/status_reply.h"
 
 namespace chord {
 namespace {
