@@ -65,7 +65,8 @@ TEST(LoadInputTest, AnExpiryIsReadFromTheThirdFieldOrTheJsonObject) {
   r = ParseLoadLine("k\tv");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.expires_unix_ms, 0u);  // never expires
-  r = ParseLoadLine("k\tv\t000000001500000000000");  // leading zeros do not count as digits
+  // Leading zeros do not count toward the digits.
+  r = ParseLoadLine("k\tv\t000000001500000000000");
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.expires_unix_ms, 1500000000000u);
   // A JSON record (with a tab as whitespace) whose expiry is wrong is that error, not a TSV
