@@ -28,13 +28,14 @@ struct NodeCounters {
   uint64_t requests_refused = 0;  // requests refused for the sender's credentials
   uint64_t watch_resyncs = 0;     // watchers sent the current state instead of the changes
   uint64_t watchers_waiting = 0;  // (a gauge) watch requests waiting for a change
-  // Hinted records accepted for another member: new ones (so, the node not restarted,
-  // hints_stored = hints_delivered + hints_dropped + hints_pending) and those that replaced an
-  // older hint of the same key.
+  // Hinted records accepted for another member: new ones, and those that replaced an older
+  // hint of the same key; hints found in the store at start (kept from before a restart). So
+  // hints_stored + hints_loaded = hints_delivered + hints_dropped + hints_pending.
   uint64_t hints_stored = 0;
   uint64_t hints_replaced = 0;
+  uint64_t hints_loaded = 0;
   uint64_t hints_delivered = 0;   // ... handed to that member once it answered
-  uint64_t hints_dropped = 0;     // ... too old to deliver (see HintDeliverer)
+  uint64_t hints_dropped = 0;     // ... too old to deliver (see HintDeliverer), or unreadable
   uint64_t hints_refused = 0;     // ... refused because the hint store was full
   uint64_t requests_shed = 0;     // data requests refused: the node held its limit under way
   uint64_t writes_failed = 0;     // writes that did not reach the replicas they needed

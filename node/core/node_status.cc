@@ -83,6 +83,7 @@ void NodeStatus::HandleStatus(ReplyToken from, const wire::Envelope& request) {
   d->set_hints_replaced(c.hints_replaced);
   d->set_hints_delivered(c.hints_delivered);
   d->set_hints_dropped(c.hints_dropped);
+  d->set_hints_loaded(c.hints_loaded);
   d->set_hints_refused(c.hints_refused);
   d->set_requests_shed(c.requests_shed);
   d->set_writes_failed(c.writes_failed);

@@ -131,8 +131,8 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
   per_vnode("chord_joined", "gauge", "1 when the vnode is a joined member of a ring, else 0.",
             [](const VnodeMetricsSample& v) { return uint64_t{v.joined ? 1u : 0u}; });
   per_vnode("chord_key_counts_readable", "gauge",
-            "1 when the vnode could read its store to count its keys, else 0 (the key gauges "
-            "then read 0).",
+            "1 when the vnode could read its store to count its keys, else 0 (chord_keys and "
+            "chord_replica_keys then read 0).",
             [](const VnodeMetricsSample& v) { return uint64_t{v.store_readable ? 1u : 0u}; });
   per_vnode("chord_keys", "gauge", "Live keys the vnode owns as primary.",
             [](const VnodeMetricsSample& v) { return v.keys; });
@@ -235,8 +235,10 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
           &NodeCounters::hints_replaced);
   counter("chord_hints_delivered_total", "Hinted records handed to the member they were for.",
           &NodeCounters::hints_delivered);
-  counter("chord_hints_dropped_total", "Hinted records erased as too old to deliver.",
+  counter("chord_hints_dropped_total", "Hinted records erased as too old to deliver, or unreadable.",
           &NodeCounters::hints_dropped);
+  counter("chord_hints_loaded_total", "Hinted records found in the store when the node started.",
+          &NodeCounters::hints_loaded);
   counter("chord_hints_refused_total", "Hinted records refused because the hint store was full.",
           &NodeCounters::hints_refused);
   counter("chord_requests_shed_total",

@@ -109,18 +109,33 @@ TEST(HintStoreTest, RefusesBeyondItsBoundsAndSurvivesARestart) {
     HintStore small(&store, &counters, "10.0.0.8:4000", HintLimits{100, 100});
     EXPECT_EQ(*small.Add(a, Rec("big", 1, 200)), HintStore::AddResult::kFull);
   }
-  // Another life on the same store: the hints are back; another holder's space is apart.
-  HintStore again(&store, &counters, "10.0.0.9:4000");
+  // Another life on the same store: the hints are back (counted as loaded); another holder's
+  // space is apart.
+  NodeCounters after;
+  HintStore again(&store, &after, "10.0.0.9:4000");
   ASSERT_TRUE(again.Load().ok());
   EXPECT_EQ(again.count(), 3u);
+  EXPECT_EQ(after.hints_loaded, 3u);
   auto page = again.Page(a, 1 << 20, 100);
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->size(), 3u);
   EXPECT_EQ((*page)[0].key(), "k0");
   EXPECT_EQ((*page)[0].version(), 2u);
-  HintStore other(&store, &counters, "10.0.0.7:4000");
+  HintStore other(&store, &after, "10.0.0.7:4000");
   ASSERT_TRUE(other.Load().ok());
   EXPECT_EQ(other.count(), 0u);
+  EXPECT_EQ(after.hints_loaded, 3u);
+  // Each hint ends once: delivered, dropped as too old, or dropped when its stored value is
+  // gone; loaded = delivered + dropped + pending.
+  EXPECT_EQ(*again.EraseDelivered(a, {(*page)[0]}), 1u);
+  EXPECT_EQ(*again.EraseDelivered(a, {(*page)[1]}, /*too_old=*/true), 1u);
+  ASSERT_TRUE(store.EraseMeta("hint/10.0.0.9:4000/10.0.0.1:4000\n" + (*page)[2].key()).ok());
+  page = again.Page(a, 1 << 20, 100);
+  ASSERT_TRUE(page.ok());
+  EXPECT_TRUE(page->empty());
+  EXPECT_EQ(after.hints_delivered, 1u);
+  EXPECT_EQ(after.hints_dropped, 2u);
+  EXPECT_EQ(after.hints_pending, 0u);
 }
 
 // --- on the simulated network --------------------------------------------------------------

@@ -80,6 +80,7 @@ std::string StatusText(const wire::StatusResponse& status) {
                     std::to_string(d.hints_replaced()) + " replaced, " +
                     std::to_string(d.hints_delivered()) + " delivered, " +
                     std::to_string(d.hints_dropped()) + " dropped, " +
+                    std::to_string(d.hints_loaded()) + " loaded at start, " +
                     std::to_string(d.hints_refused()) + " refused");
   line("writes_failed", std::to_string(d.writes_failed()));
   line("cas_conflicts", std::to_string(d.cas_conflicts()));

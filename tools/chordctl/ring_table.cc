@@ -29,8 +29,8 @@ std::string Lower(std::string s) {
 std::string UncountedText(const RingSurvey& survey) {
   const size_t n = survey.Uncounted();
   if (n == 0) return "";
-  return " (not counting " + CountOf(n, "node that cannot", "nodes that cannot") +
-         " read its store)";
+  return " (not counting " +
+         CountOf(n, "node that cannot read its store", "nodes that cannot read their stores") + ")";
 }
 
 std::string NodeCountText(const RingSurvey& survey) {

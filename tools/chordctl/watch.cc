@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <set>
 #include <thread>
 #include <vector>
@@ -83,8 +84,15 @@ std::string WatchFrame(const RingSurvey* survey, const WatchFrameContext& contex
   const uint64_t total = survey->TotalKeys();
   out += NodeCountText(*survey) + ", " + CountOf(total, "key", "keys");
   if (context.previous != nullptr) {
+    // Over the same nodes as `total`: not those that answer but could not count.
+    std::set<std::string> uncounted;
+    for (const SurveyNode& node : survey->nodes) {
+      if (node.answers() && !node.counted()) uncounted.insert(node.addr);
+    }
     uint64_t before = 0;
-    for (const auto& [addr, keys] : *context.previous) before += keys;
+    for (const auto& [addr, keys] : *context.previous) {
+      if (uncounted.count(addr) == 0) before += keys;
+    }
     out += " (" + SignedDelta(static_cast<int64_t>(total) - static_cast<int64_t>(before)) + ")";
   }
   out += ", " + CountOf(survey->TotalReplicaKeys(), "replica key", "replica keys") +
@@ -99,10 +107,10 @@ std::string WatchFrame(const RingSurvey* survey, const WatchFrameContext& contex
     std::string change;
     if (context.previous != nullptr) {
       auto it = context.previous->find(node.addr);
-      if (!node.counted()) {
-        change = "";
+      if (node.answers() && !node.counted()) {
+        change = "";  // not known
       } else if (it == context.previous->end()) {
-        change = "new";
+        change = node.answers() ? "new" : "";
       } else {
         change = SignedDelta(static_cast<int64_t>(node.keys()) - static_cast<int64_t>(it->second));
       }
@@ -186,12 +194,18 @@ int RunWatch(const CtlOptions& options, const WatchOptions& watch) {
     ++frames;
 
     if (survey.ok()) {
+      const std::map<std::string, uint64_t> last_counts = std::move(previous);
       previous.clear();
       starts = {options.node};
       for (const SurveyNode& node : survey->nodes) {
         remembered.insert(node.addr);
         if (!node.answers()) continue;
-        if (node.counted()) previous[node.addr] = node.keys();
+        // One that could not count keeps its last count, for the change once it can again.
+        if (node.counted()) {
+          previous[node.addr] = node.keys();
+        } else if (auto last = last_counts.find(node.addr); last != last_counts.end()) {
+          previous[node.addr] = last->second;
+        }
         if (node.addr != options.node) starts.push_back(node.addr);
       }
       have_previous = true;

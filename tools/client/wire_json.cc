@@ -62,6 +62,7 @@ nlohmann::json DataCountersJson(const wire::DataCounters& d) {
                         {"hints_replaced", d.hints_replaced()},
                         {"hints_delivered", d.hints_delivered()},
                         {"hints_dropped", d.hints_dropped()},
+                        {"hints_loaded", d.hints_loaded()},
                         {"hints_refused", d.hints_refused()},
                         {"requests_shed", d.requests_shed()},
                         {"writes_failed", d.writes_failed()},

@@ -40,10 +40,8 @@ void HintDeliverer::Round() {
       (old ? stale : fresh).push_back(r);
     }
     if (!stale.empty()) {
-      if (auto erased = hints_.EraseDelivered(target, stale); !erased.ok()) {
+      if (auto erased = hints_.EraseDelivered(target, stale, /*too_old=*/true); !erased.ok()) {
         ctx_.Log(LogLevel::kError, "cannot erase stale hints: " + erased.status().message());
-      } else {
-        ctx_.counters.hints_dropped += *erased;
       }
     }
     if (fresh.empty()) continue;
@@ -77,12 +75,10 @@ void HintDeliverer::OnRpc(OpRef op, const wire::Envelope* response) {
   }
   state.backoff_ms = kFirstBackoffMs;
   state.next_try_ms = now;
-  auto erased = hints_.EraseDelivered(d.target, d.records);
+  auto erased = hints_.EraseDelivered(d.target, d.records);  // counts them
   if (!erased.ok()) {
     ctx_.Log(LogLevel::kError, "cannot erase delivered hints: " + erased.status().message());
-    return;
   }
-  ctx_.counters.hints_delivered += *erased;
 }
 
 }  // namespace chord

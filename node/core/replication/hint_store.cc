@@ -50,6 +50,7 @@ Status HintStore::Load() {
     Index(std::string(rest.substr(0, nl)), rec);
     return true;
   });
+  counters_->hints_loaded += count_;
   Publish();
   return s;
 }
@@ -113,14 +114,18 @@ Result<std::vector<wire::Record>> HintStore::Page(const NodeRef& target, size_t 
     bytes += e.bytes;
     out.push_back(std::move(rec));
   }
+  // Gone from the store or unreadable: dropped.
   for (const std::string& key : lost) Unindex(target.addr, key);
+  counters_->hints_dropped += lost.size();
   if (!lost.empty()) Publish();
   return out;
 }
 
 Result<uint64_t> HintStore::EraseDelivered(const NodeRef& target,
-                                           const std::vector<wire::Record>& delivered) {
+                                           const std::vector<wire::Record>& delivered,
+                                           bool too_old) {
   uint64_t erased = 0;
+  uint64_t& ended = too_old ? counters_->hints_dropped : counters_->hints_delivered;
   for (const wire::Record& rec : delivered) {
     auto t = index_.find(target.addr);
     if (t == index_.end()) break;
@@ -136,6 +141,7 @@ Result<uint64_t> HintStore::EraseDelivered(const NodeRef& target,
     }
     Unindex(target.addr, rec.key());
     ++erased;
+    ++ended;
   }
   Publish();
   return erased;

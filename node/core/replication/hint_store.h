@@ -7,7 +7,9 @@
 // (member, key, version, size) is kept in memory. Bounded by HintLimits (count and bytes):
 // a hint beyond them is refused. Used by the ReplicaServer (Add), the HintDeliverer (Page,
 // EraseDelivered) and status (through NodeCounters::hints_pending / hint_bytes, which it
-// keeps current). The node's thread only.
+// keeps current, and the counters of hints loaded, delivered and dropped, so that
+// hints_stored + hints_loaded = hints_delivered + hints_dropped + hints_pending). The node's
+// thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_HINT_STORE_H_
 #define CHORD_NODE_CORE_REPLICATION_HINT_STORE_H_
 
@@ -55,10 +57,12 @@ class HintStore {
   // taken) and `max_records`.
   [[nodiscard]] Result<std::vector<wire::Record>> Page(const NodeRef& target, size_t max_bytes,
                                                        size_t max_records);
-  // Erases the hints for `target` that are still at the versions in `delivered`; returns
-  // how many were erased.
+  // Erases the hints for `target` that are still at the versions in `delivered`, counting each
+  // as delivered, or as dropped when `too_old` (not sent); returns how many were erased. On a
+  // store error the ones erased before it are counted too.
   [[nodiscard]] Result<uint64_t> EraseDelivered(const NodeRef& target,
-                                                const std::vector<wire::Record>& delivered);
+                                                const std::vector<wire::Record>& delivered,
+                                                bool too_old = false);
   uint64_t count() const { return count_; }
   uint64_t bytes() const { return bytes_; }
 
