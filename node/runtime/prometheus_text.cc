@@ -235,7 +235,8 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
           &NodeCounters::hints_replaced);
   counter("chord_hints_delivered_total", "Hinted records handed to the member they were for.",
           &NodeCounters::hints_delivered);
-  counter("chord_hints_dropped_total", "Hinted records erased as too old to deliver, or unreadable.",
+  counter("chord_hints_dropped_total",
+          "Hinted records erased as too old to deliver, or unreadable.",
           &NodeCounters::hints_dropped);
   counter("chord_hints_loaded_total", "Hinted records found in the store when the node started.",
           &NodeCounters::hints_loaded);

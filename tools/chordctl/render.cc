@@ -74,14 +74,13 @@ std::string StatusText(const wire::StatusResponse& status) {
   line("watch", std::to_string(status.watchers()) + " watchers waiting, " +
                     std::to_string(status.watched_keys()) + " keys followed, " +
                     std::to_string(d.watch_resyncs()) + " resyncs");
-  line("hints", std::to_string(status.hints_pending()) + " pending (" +
-                    std::to_string(status.hint_bytes()) + " bytes); " +
-                    std::to_string(d.hints_stored()) + " stored, " +
-                    std::to_string(d.hints_replaced()) + " replaced, " +
-                    std::to_string(d.hints_delivered()) + " delivered, " +
-                    std::to_string(d.hints_dropped()) + " dropped, " +
-                    std::to_string(d.hints_loaded()) + " loaded at start, " +
-                    std::to_string(d.hints_refused()) + " refused");
+  line("hints",
+       std::to_string(status.hints_pending()) + " pending (" + std::to_string(status.hint_bytes()) +
+           " bytes); " + std::to_string(d.hints_stored()) + " stored, " +
+           std::to_string(d.hints_replaced()) + " replaced, " +
+           std::to_string(d.hints_delivered()) + " delivered, " +
+           std::to_string(d.hints_dropped()) + " dropped, " + std::to_string(d.hints_loaded()) +
+           " loaded at start, " + std::to_string(d.hints_refused()) + " refused");
   line("writes_failed", std::to_string(d.writes_failed()));
   line("cas_conflicts", std::to_string(d.cas_conflicts()));
   line("keys_expired", std::to_string(d.keys_expired()));
