@@ -25,6 +25,7 @@
 #include "tools/chordctl/render.h"
 #include "tools/chordctl/terminal.h"
 #include "tools/client/chord_client.h"
+#include "tools/client/duration.h"
 
 namespace chord::ctl {
 namespace {
@@ -98,12 +99,6 @@ struct LoadState {
   std::atomic<uint64_t> printed_failures{0};
   std::atomic<uint64_t> bytes_done{0};  // input bytes up to the last record stored or failed
 };
-
-uint64_t UnixNowMs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
 
 // kRefused: the node answered that the record itself is invalid (no retry; does not count
 // toward giving up on the ring).

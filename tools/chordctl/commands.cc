@@ -23,6 +23,7 @@
 #include "tools/chordctl/terminal.h"
 #include "tools/chordctl/text_table.h"
 #include "tools/client/chord_client.h"
+#include "tools/client/duration.h"
 #include "tools/client/ring_walk.h"
 
 namespace chord::ctl {
@@ -263,12 +264,8 @@ int RunDump(const CtlOptions& options) {
   }
   // Expiries are judged by this machine's clock: a key past its expiry that its node has not
   // swept yet is left out.
-  const uint64_t now_ms =
-      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count());
   size_t lines = 0;
-  const std::string out = DumpText(std::move(records), now_ms, &lines);
+  const std::string out = DumpText(std::move(records), UnixNowMs(), &lines);
   WriteStdout(out);
   if (progress.enabled()) {
     progress.Clear();

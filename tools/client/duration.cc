@@ -1,6 +1,7 @@
 #include "tools/client/duration.h"
 
 #include <cctype>
+#include <chrono>
 
 namespace chord {
 namespace {
@@ -51,6 +52,12 @@ Result<uint64_t> ParseDuration(const std::string& text) {
     return Status::InvalidArgument("the duration \"" + text + "\" is zero; use at least 1ms");
   }
   return total;
+}
+
+uint64_t UnixNowMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
 }
 
 }  // namespace chord

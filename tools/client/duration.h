@@ -1,5 +1,6 @@
 // Durations on the command line: "500ms", "30s", "5m", "1h", "2d", or several joined
-// ("1h30m"). Used by chordctl put --ttl and the HTTP API ttl parameter; pure functions, any thread.
+// ("1h30m"). Used by chordctl put --ttl and the HTTP API ttl parameter; pure functions, any thread
+// (and the wall clock that chordctl dump and load judge expiries by).
 #ifndef CHORD_TOOLS_CLIENT_DURATION_H_
 #define CHORD_TOOLS_CLIENT_DURATION_H_
 
@@ -16,6 +17,9 @@ inline constexpr uint64_t kMaxDurationMs = 10ULL * 365 * 24 * 3600 * 1000;
 // Milliseconds of `text`, between 1 ms and kMaxDurationMs; InvalidArgument with one sentence
 // otherwise.
 Result<uint64_t> ParseDuration(const std::string& text);
+
+// This machine's wall clock in Unix milliseconds: what a client judges expiries by.
+uint64_t UnixNowMs();
 
 }  // namespace chord
 
