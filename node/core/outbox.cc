@@ -27,7 +27,10 @@ void Outbox::Send(const NodeRef& to, wire::Envelope request, uint64_t timeout_ms
     loopback_.push_back(Loopback{false, std::move(request)});
     return;
   }
-  ready_.requests.push_back(Ready::Request{to.addr, std::move(request)});
+  // Swapped into its place in the list, as a reply is.
+  Ready::Request& queued = ready_.requests.emplace_back();
+  queued.to = to.addr;
+  queued.envelope.Swap(&request);
 }
 
 void Outbox::Reply(ReplyToken to, uint64_t request_id, wire::Envelope reply) {

@@ -475,6 +475,67 @@ std::string AddressBetween(const std::string& from, const std::string& to) {
   return "";
 }
 
+// The members after `node` that hold copies of its range: the next kReplicas - 1 of `addrs`
+// clockwise from it, from the sorted ids (one process each here).
+std::vector<std::string> ExpectedReplicas(const std::string& node,
+                                          const std::vector<std::string>& addrs) {
+  std::vector<std::pair<Id, std::string>> ring;
+  for (const auto& a : addrs) ring.emplace_back(Id::Sha1(a), a);
+  std::sort(ring.begin(), ring.end());
+  size_t at = 0;
+  while (ring[at].second != node) ++at;
+  std::vector<std::string> out;
+  for (size_t j = 1; j < static_cast<size_t>(kReplicas) && j < ring.size(); ++j) {
+    out.push_back(ring[(at + j) % ring.size()].second);
+  }
+  return out;
+}
+
+std::vector<std::string> TargetAddrs(const SimNetwork& net, const std::string& node) {
+  std::vector<std::string> out;
+  for (const NodeRef& t : net.node(node)->ReplicaTargets()) out.push_back(t.addr);
+  return out;
+}
+
+TEST(ReplicationTest, TheReplicaSetFollowsEveryChangeOfTheSuccessorList) {
+  // A node keeps the replica set it chose until its successor list changes (every write asks
+  // for it): after a join right behind it and after that node's crash, both the set it
+  // names and where a write of its range lands are the new ones.
+  SimNetwork net(Net(12));
+  std::vector<std::string> addrs = StartRing(net, 4);
+  const std::string node = Addr(2);
+  ASSERT_EQ(TargetAddrs(net, node), ExpectedReplicas(node, addrs));
+  const std::string next = ExpectedReplicas(node, addrs)[0];
+  const std::string joiner = AddressBetween(node, next);
+  ASSERT_FALSE(joiner.empty());
+  net.AddNode(joiner, ReplicatedConfig(), node);
+  addrs.push_back(joiner);
+  const auto with_joiner = ExpectedReplicas(node, addrs);
+  ASSERT_EQ(with_joiner[0], joiner);
+  EXPECT_TRUE(net.RunUntil([&] { return TargetAddrs(net, node) == with_joiner; }, 20'000));
+  // A key of `node`'s range, written now, is on the joiner at once (not by a later repair).
+  std::string key;
+  for (int i = 0; key.empty() && i < 10'000; ++i) {
+    const std::string k = "k" + std::to_string(i);
+    if (ClockwiseFromOwner(k, addrs)[0] == node) key = k;
+  }
+  ASSERT_FALSE(key.empty());
+  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
+  auto put = Put(net, node, key, "after the join");
+  ASSERT_TRUE(put);
+  ASSERT_EQ(put->code(), wire::OK) << put->error();
+  net.RunFor(1000);  // the write's last copy may still be on its way; no repair round runs
+  wire::Record rec;
+  ASSERT_TRUE(net.store(joiner)->Get(Id::Sha1(key), key, &rec).ok());
+  EXPECT_EQ(rec.value(), "after the join");
+  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, true);
+
+  net.Crash(joiner);
+  addrs.pop_back();
+  const auto without = ExpectedReplicas(node, addrs);
+  EXPECT_TRUE(net.RunUntil([&] { return TargetAddrs(net, node) == without; }, 20'000));
+}
+
 // Delays by `ms` every message from `owner`'s replicas to it (their answers to its reads and
 // writes); returns those replicas.
 std::set<std::string> DelayReplicasAnswers(SimNetwork& net, const std::string& owner, uint64_t ms) {

@@ -28,9 +28,23 @@ class ReplicationPolicy final : public MembershipListener {
   int replicas() const { return replicas_; }
   bool replicated() const { return replicas_ > 1; }
   // The other members of the replica set of this node's range: up to R-1 distinct processes
-  // from the successor list, skipping this process's other vnodes.
-  std::vector<NodeRef> Targets() const {
-    return ctx_.ring.DistinctProcessesAfter(static_cast<size_t>(replicas_ - 1));
+  // from the successor list, skipping this process's other vnodes. Chosen again only when the
+  // successor list has changed since the last call (every write asks); valid until the next.
+  const std::vector<NodeRef>& Targets() const {
+    const RingState& ring = ctx_.ring;
+    bool same = targets_chosen_ && targets_self_ == ring.self.id &&
+                targets_from_.size() == ring.successors.size();
+    for (size_t k = 0; same && k < targets_from_.size(); ++k) {
+      same = targets_from_[k].id == ring.successors[k].id &&
+             targets_from_[k].addr == ring.successors[k].addr;
+    }
+    if (!same) {
+      targets_ = ring.DistinctProcessesAfter(static_cast<size_t>(replicas_ - 1));
+      targets_self_ = ring.self.id;
+      targets_from_ = ring.successors;
+      targets_chosen_ = true;
+    }
+    return targets_;
   }
   // Who else holds copies of a key whose owner is `owner`, from the nodes after it: empty
   // without replication.
@@ -66,6 +80,11 @@ class ReplicationPolicy final : public MembershipListener {
   NodeContext& ctx_;
   HandOver& hand_over_;
   const int replicas_;
+  // Targets() as last chosen, and the successor list (and own id) it was chosen from.
+  mutable std::vector<NodeRef> targets_;
+  mutable std::vector<NodeRef> targets_from_;
+  mutable Id targets_self_;
+  mutable bool targets_chosen_ = false;
 };
 
 }  // namespace chord

@@ -28,7 +28,7 @@ std::optional<wire::DataResponse> WriteCoordinator::Start(const Id& key_id, wire
     return std::optional<wire::DataResponse>(std::move(response));
   };
   const RingState& ring = ctx_.ring;
-  const std::vector<NodeRef> targets = policy_.Targets();
+  const std::vector<NodeRef>& targets = policy_.Targets();
   const Needed needed = WritesNeeded(level, required, policy_.replicas(), targets.size() + 1);
   if (!needed.problem.empty()) return settled_now(Failed(wire::INVALID, needed.problem));
   w.needed = needed.count;
