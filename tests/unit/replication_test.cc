@@ -476,19 +476,12 @@ std::string AddressBetween(const std::string& from, const std::string& to) {
 }
 
 // The members after `node` that hold copies of its range: the next kReplicas - 1 of `addrs`
-// clockwise from it, from the sorted ids (one process each here).
+// clockwise from it, from the sorted ids (one process each here). `node` owns the key that
+// hashes to its own id, so it comes first.
 std::vector<std::string> ExpectedReplicas(const std::string& node,
                                           const std::vector<std::string>& addrs) {
-  std::vector<std::pair<Id, std::string>> ring;
-  for (const auto& a : addrs) ring.emplace_back(Id::Sha1(a), a);
-  std::sort(ring.begin(), ring.end());
-  size_t at = 0;
-  while (ring[at].second != node) ++at;
-  std::vector<std::string> out;
-  for (size_t j = 1; j < static_cast<size_t>(kReplicas) && j < ring.size(); ++j) {
-    out.push_back(ring[(at + j) % ring.size()].second);
-  }
-  return out;
+  const auto order = ClockwiseFromOwner(node, addrs);
+  return {order.begin() + 1, order.begin() + std::min<size_t>(kReplicas, order.size())};
 }
 
 std::vector<std::string> TargetAddrs(const SimNetwork& net, const std::string& node) {
@@ -499,41 +492,60 @@ std::vector<std::string> TargetAddrs(const SimNetwork& net, const std::string& n
 
 TEST(ReplicationTest, TheReplicaSetFollowsEveryChangeOfTheSuccessorList) {
   // A node keeps the replica set it chose until its successor list changes (every write asks
-  // for it): after a join right behind it and after that node's crash, both the set it
-  // names and where a write of its range lands are the new ones.
+  // for it). Six nodes with four successors each keep every list full, so a join right behind
+  // the node and that joiner's crash change the list's entries but not its length; after each,
+  // where a write of the node's range lands and the set the node names are the new ones.
   SimNetwork net(Net(12));
-  std::vector<std::string> addrs = StartRing(net, 4);
+  std::vector<std::string> addrs = StartRing(net, 6);
   const std::string node = Addr(2);
+  const size_t list_length = static_cast<size_t>(ReplicatedConfig().successors);
+  ASSERT_EQ(net.node(node)->successors().size(), list_length);
   ASSERT_EQ(TargetAddrs(net, node), ExpectedReplicas(node, addrs));
-  const std::string next = ExpectedReplicas(node, addrs)[0];
-  const std::string joiner = AddressBetween(node, next);
-  ASSERT_FALSE(joiner.empty());
-  net.AddNode(joiner, ReplicatedConfig(), node);
-  addrs.push_back(joiner);
-  const auto with_joiner = ExpectedReplicas(node, addrs);
-  ASSERT_EQ(with_joiner[0], joiner);
-  EXPECT_TRUE(net.RunUntil([&] { return TargetAddrs(net, node) == with_joiner; }, 20'000));
-  // A key of `node`'s range, written now, is on the joiner at once (not by a later repair).
-  std::string key;
+  std::string key;  // a key of `node`'s range
   for (int i = 0; key.empty() && i < 10'000; ++i) {
     const std::string k = "k" + std::to_string(i);
     if (ClockwiseFromOwner(k, addrs)[0] == node) key = k;
   }
   ASSERT_FALSE(key.empty());
-  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
-  auto put = Put(net, node, key, "after the join");
-  ASSERT_TRUE(put);
-  ASSERT_EQ(put->code(), wire::OK) << put->error();
-  net.RunFor(1000);  // the write's last copy may still be on its way; no repair round runs
-  wire::Record rec;
-  ASSERT_TRUE(net.store(joiner)->Get(Id::Sha1(key), key, &rec).ok());
-  EXPECT_EQ(rec.value(), "after the join");
-  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, true);
+  // Stored on `holder` now, by the write's own replication (no repair round runs).
+  const auto written_to = [&](const std::string& value, const std::string& holder) {
+    for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
+    auto put = Put(net, node, key, value);
+    net.RunFor(1000);  // the write's last copy may still be on its way
+    for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, true);
+    wire::Record rec;
+    return put && put->code() == wire::OK &&
+           net.store(holder)->Get(Id::Sha1(key), key, &rec).ok() && rec.value() == value;
+  };
+  const std::string next = ExpectedReplicas(node, addrs)[0];
+  const std::string last = ExpectedReplicas(node, addrs)[1];
+  EXPECT_TRUE(written_to("before", last));
+
+  const std::string joiner = AddressBetween(node, next);
+  ASSERT_FALSE(joiner.empty());
+  net.AddNode(joiner, ReplicatedConfig(), node);
+  addrs.push_back(joiner);
+  ASSERT_EQ(ExpectedReplicas(node, addrs), (std::vector<std::string>{joiner, next}));
+  // Waits on the successor list, not on the replica set, so that the write is the first to ask.
+  EXPECT_TRUE(net.RunUntil(
+      [&] {
+        const auto& s = net.node(node)->successors();
+        return s.size() == list_length && s[0].addr == joiner;
+      },
+      20'000));
+  EXPECT_TRUE(written_to("after the join", joiner));
+  EXPECT_EQ(TargetAddrs(net, node), ExpectedReplicas(node, addrs));
 
   net.Crash(joiner);
   addrs.pop_back();
-  const auto without = ExpectedReplicas(node, addrs);
-  EXPECT_TRUE(net.RunUntil([&] { return TargetAddrs(net, node) == without; }, 20'000));
+  EXPECT_TRUE(net.RunUntil(
+      [&] {
+        const auto& s = net.node(node)->successors();
+        return s.size() == list_length && s[0].addr == next;
+      },
+      20'000));
+  EXPECT_TRUE(written_to("after the crash", last));
+  EXPECT_EQ(TargetAddrs(net, node), ExpectedReplicas(node, addrs));
 }
 
 // Delays by `ms` every message from `owner`'s replicas to it (their answers to its reads and
@@ -1363,7 +1375,8 @@ TEST(ReplicationTest, AReplicaBackDuringARoundThatStartedWithoutItDoesNotBringIt
     for (const auto& a : addrs) {
       wire::Record held;
       if (net.store(a)->Get(Id::Sha1(key), key, &held).ok()) {
-        EXPECT_TRUE(held.deleted()) << "seed " << seed << ": " << a << " holds the deleted key live";
+        EXPECT_TRUE(held.deleted())
+            << "seed " << seed << ": " << a << " holds the deleted key live";
       }
     }
     auto get = Get(net, Addr(2), key);
