@@ -527,23 +527,21 @@ TEST(ReplicationTest, TheReplicaSetFollowsEveryChangeOfTheSuccessorList) {
   addrs.push_back(joiner);
   ASSERT_EQ(ExpectedReplicas(node, addrs), (std::vector<std::string>{joiner, next}));
   // Waits on the successor list, not on the replica set, so that the write is the first to ask.
-  EXPECT_TRUE(net.RunUntil(
-      [&] {
-        const auto& s = net.node(node)->successors();
-        return s.size() == list_length && s[0].addr == joiner;
-      },
-      20'000));
+  const auto full_list_after = [&](const std::string& first) {
+    return net.RunUntil(
+        [&] {
+          const auto& s = net.node(node)->successors();
+          return s.size() == list_length && s[0].addr == first;
+        },
+        20'000);
+  };
+  EXPECT_TRUE(full_list_after(joiner));
   EXPECT_TRUE(written_to("after the join", joiner));
   EXPECT_EQ(TargetAddrs(net, node), ExpectedReplicas(node, addrs));
 
   net.Crash(joiner);
   addrs.pop_back();
-  EXPECT_TRUE(net.RunUntil(
-      [&] {
-        const auto& s = net.node(node)->successors();
-        return s.size() == list_length && s[0].addr == next;
-      },
-      20'000));
+  EXPECT_TRUE(full_list_after(next));
   EXPECT_TRUE(written_to("after the crash", last));
   EXPECT_EQ(TargetAddrs(net, node), ExpectedReplicas(node, addrs));
 }
