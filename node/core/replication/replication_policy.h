@@ -9,6 +9,7 @@
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICATION_POLICY_H_
 #define CHORD_NODE_CORE_REPLICATION_REPLICATION_POLICY_H_
 
+#include <algorithm>
 #include <vector>
 
 #include "node/core/hand_over.h"
@@ -31,18 +32,14 @@ class ReplicationPolicy final : public MembershipListener {
   // from the successor list, skipping this process's other vnodes. Chosen again only when the
   // successor list has changed since the last call (every write asks); valid until the next.
   const std::vector<NodeRef>& Targets() const {
-    const RingState& ring = ctx_.ring;
-    bool same = targets_chosen_ && targets_self_ == ring.self.id &&
-                targets_from_.size() == ring.successors.size();
-    for (size_t k = 0; same && k < targets_from_.size(); ++k) {
-      same = targets_from_[k].id == ring.successors[k].id &&
-             targets_from_[k].addr == ring.successors[k].addr;
-    }
-    if (!same) {
-      targets_ = ring.DistinctProcessesAfter(static_cast<size_t>(replicas_ - 1));
-      targets_self_ = ring.self.id;
-      targets_from_ = ring.successors;
-      targets_chosen_ = true;
+    const std::vector<NodeRef>& now = ctx_.ring.successors;
+    const auto same = [](const NodeRef& a, const NodeRef& b) {
+      return a.id == b.id && a.addr == b.addr;
+    };
+    // Never chosen yet: both lists are empty, which is the choice an empty list gives.
+    if (!std::equal(targets_from_.begin(), targets_from_.end(), now.begin(), now.end(), same)) {
+      targets_ = ctx_.ring.DistinctProcessesAfter(static_cast<size_t>(replicas_ - 1));
+      targets_from_ = now;
     }
     return targets_;
   }
@@ -80,11 +77,10 @@ class ReplicationPolicy final : public MembershipListener {
   NodeContext& ctx_;
   HandOver& hand_over_;
   const int replicas_;
-  // Targets() as last chosen, and the successor list (and own id) it was chosen from.
+  // Targets() as last chosen, and the successor list it was chosen from (the node's own
+  // position, the other input, never changes).
   mutable std::vector<NodeRef> targets_;
   mutable std::vector<NodeRef> targets_from_;
-  mutable Id targets_self_;
-  mutable bool targets_chosen_ = false;
 };
 
 }  // namespace chord
