@@ -4,19 +4,30 @@ namespace chord {
 
 void ExpiryIndex::Note(uint64_t expires_unix_ms, const Id& key_id, const std::string& key) {
   if (expires_unix_ms == 0) return;
-  if (entries_.size() >= kMaxEntries) {
+  Key k(key_id, key);
+  auto it = by_key_.find(k);
+  if (it != by_key_.end()) {
+    if (it->second == expires_unix_ms) return;
+    by_time_.erase(Due{it->second, &it->first});
+    it->second = expires_unix_ms;
+    by_time_.insert(Due{expires_unix_ms, &it->first});
+    return;
+  }
+  if (by_key_.size() >= kMaxEntries) {
     overflowed_ = true;
     return;
   }
-  entries_.emplace(expires_unix_ms, std::make_pair(key_id, key));
+  it = by_key_.emplace(std::move(k), expires_unix_ms).first;
+  by_time_.insert(Due{expires_unix_ms, &it->first});
 }
 
 std::vector<ExpiryIndex::Entry> ExpiryIndex::TakeDue(uint64_t now_wall_ms, size_t max) {
   std::vector<Entry> out;
-  auto it = entries_.begin();
-  while (it != entries_.end() && it->first <= now_wall_ms && out.size() < max) {
-    out.push_back(Entry{it->first, it->second.first, std::move(it->second.second)});
-    it = entries_.erase(it);
+  while (!by_time_.empty() && by_time_.begin()->first <= now_wall_ms && out.size() < max) {
+    const auto [expires, key] = *by_time_.begin();
+    by_time_.erase(by_time_.begin());
+    auto node = by_key_.extract(*key);
+    out.push_back(Entry{expires, node.key().first, std::move(node.key().second)});
   }
   return out;
 }

@@ -119,6 +119,25 @@ TEST(RecordStoreTest, ARestartIndexesTheExpiriesOfTheGivenArcOnly) {
   EXPECT_EQ(alone.records.expiry().TakeDue(expires, 1000).size(), 200u);
 }
 
+// A key written again and again with a TTL (a lease kept alive) takes one entry of the expiry
+// index, due at its latest expiry; before, every write added one, so that such a key filled
+// the index and turned the sweeper's scans of the whole store on.
+TEST(RecordStoreTest, AKeyRewrittenWithATtlTakesOneExpiryEntry) {
+  Fixture f;
+  const Id key_id = Id::Sha1("lease");
+  const uint64_t v = f.now.wall_ms << 16;
+  for (uint64_t i = 1; i <= 1'000; ++i) {
+    wire::Record r = Rec("lease", "alive", v + i, "node-a");
+    r.set_expires_unix_ms(f.now.wall_ms + 60'000 + i);
+    ASSERT_TRUE(f.records.StoreIfNewer(key_id, r).ok());
+  }
+  EXPECT_EQ(f.records.expiry().size(), 1u);
+  EXPECT_TRUE(f.records.expiry().TakeDue(f.now.wall_ms + 60'999, 10).empty());
+  const auto due = f.records.expiry().TakeDue(f.now.wall_ms + 61'000, 10);
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].key, "lease");
+}
+
 // Hand-over and clean-up erase what they sent once its holders confirmed it; a record of the
 // same version by another writer (which wins the tie) stored meanwhile was never sent.
 TEST(RecordStoreTest, EraseIfUnchangedLeavesAnotherWritersRecordOfTheSameVersion) {
