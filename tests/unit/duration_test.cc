@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include "node/core/data/write_conditions.h"
+#include "protocol/limits.h"
+
 namespace chord {
 namespace {
 
@@ -23,8 +26,12 @@ TEST(DurationTest, RefusesWhatIsNotADurationWithASentence) {
       EXPECT_FALSE(r.status().message().empty()) << bad;
     }
   }
-  EXPECT_TRUE(ParseDuration("3650d").ok());
-  EXPECT_FALSE(ParseDuration("3651d").ok());
+  // The bound is the node's own (kMaxTtlMs): every duration that parses is a TTL a node takes.
+  EXPECT_TRUE(ParseDuration("3660d").ok());
+  EXPECT_EQ(*ParseDuration("3660d"), kMaxTtlMs);
+  EXPECT_EQ(TtlProblem(*ParseDuration("3660d")), "");
+  EXPECT_FALSE(ParseDuration("3660d1ms").ok());
+  EXPECT_FALSE(ParseDuration("3661d").ok());
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ Result<uint64_t> ParseDuration(const std::string& text) {
     uint64_t n = 0;
     while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0) {
       n = n * 10 + static_cast<uint64_t>(text[i] - '0');
-      if (n > kMaxDurationMs) return Bad(text);
+      if (n > kMaxTtlMs) return Bad(text);
       ++i;
     }
     std::string unit;
@@ -42,9 +42,10 @@ Result<uint64_t> ParseDuration(const std::string& text) {
     }
     const uint64_t ms = UnitMs(unit);
     if (ms == 0) return Bad(text);
-    if (n > kMaxDurationMs / ms || total + n * ms > kMaxDurationMs) {
+    if (n > kMaxTtlMs / ms || total + n * ms > kMaxTtlMs) {
       return Status::InvalidArgument("the duration \"" + text +
-                                     "\" is longer than ten years; use a shorter one");
+                                     "\" is longer than the longest time to live (3660 days, about "
+                                     "ten years); use a shorter one");
     }
     total += n * ms;
   }

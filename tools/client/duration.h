@@ -8,14 +8,12 @@
 #include <string>
 
 #include "protocol/base/status.h"
+#include "protocol/limits.h"
 
 namespace chord {
 
-// The longest TTL a put may ask for: ten years (the node refuses more).
-inline constexpr uint64_t kMaxDurationMs = 10ULL * 365 * 24 * 3600 * 1000;
-
-// Milliseconds of `text`, between 1 ms and kMaxDurationMs; InvalidArgument with one sentence
-// otherwise.
+// Milliseconds of `text`, between 1 ms and kMaxTtlMs (the longest TTL a node accepts, about
+// ten years); InvalidArgument with one sentence otherwise.
 Result<uint64_t> ParseDuration(const std::string& text);
 
 // This machine's wall clock in Unix milliseconds: what a client judges expiries by.
