@@ -17,6 +17,7 @@
 #include "CLI/CLI.hpp"
 #include "node/core/node_config.h"
 #include "node/http/api_gateway.h"
+#include "node/runtime/host_addresses.h"
 #include "node/runtime/net_address.h"
 #include "node/runtime/node_runtime.h"
 #include "node/runtime/scheduling.h"
@@ -108,7 +109,8 @@ std::string DefaultDataDir(const std::string& listen) {
 
 // Whether two addresses ParseIpv4Address accepts name the same endpoint of this host: the
 // same address and port however spelled (localhost is 127.0.0.1), or the same port where one
-// is the wildcard 0.0.0.0 and the other a loopback address.
+// is the wildcard 0.0.0.0 and the other a loopback address or an address of one of this
+// host's interfaces (a LAN address).
 bool SameEndpoint(const std::string& a, const std::string& b) {
   auto pa = ParseIpv4Address(a);
   auto pb = ParseIpv4Address(b);
@@ -116,7 +118,7 @@ bool SameEndpoint(const std::string& a, const std::string& b) {
   if (pa->sin_addr.s_addr == pb->sin_addr.s_addr) return true;
   const bool a_any = pa->sin_addr.s_addr == htonl(INADDR_ANY);
   const bool b_any = pb->sin_addr.s_addr == htonl(INADDR_ANY);
-  return (a_any && IsLoopback(*pb)) || (b_any && IsLoopback(*pa));
+  return (a_any && IsAddressOfThisHost(*pb)) || (b_any && IsAddressOfThisHost(*pa));
 }
 
 std::string Validate(const Flags& f, const CLI::App& app) {

@@ -10,7 +10,8 @@
 # and after each, no acknowledged write may be lost or read older than acknowledged; after the
 # pause and the crash, no two acknowledged increments of a counter may have started from the
 # same state (after the partition that is printed, not required: README "Compare-and-set").
-# First, a node's --metrics-listen on a namespace's (non-loopback) address must answer there.
+# First, a node's --metrics-listen on a namespace's (non-loopback) address must answer there,
+# and --join of the namespace's own address by a node listening on 0.0.0.0 must be refused.
 # Needs root and network namespaces; exits 77 (skipped) with the reason otherwise.
 # Usage: lan_test.sh BUILD_DIR
 set -euo pipefail
@@ -80,6 +81,15 @@ wait "$METRICS_PID" 2>/dev/null || true
 METRICS_PID=""
 [[ "$code" == 200 ]] || fail "metrics on a LAN address answered \"$code\", not 200"
 echo "metrics on a LAN address: 200"
+
+# --listen 0.0.0.0:P with --join of one of the host's own LAN addresses on port P names the
+# node itself: a usage error (exit 2), not a node that joins itself. Bounded by `timeout`.
+rc=0
+out=$(timeout 10 "$LAN" hub "$BUILD/node/chord-node" --listen 0.0.0.0:4102 --insecure --memory \
+  --join 10.77.0.1:4102 2>&1) || rc=$?
+[[ $rc -eq 2 && "$out" == *"--join names this node's own address"* ]] ||
+  fail "--listen 0.0.0.0:4102 --join 10.77.0.1:4102 in the namespace of 10.77.0.1 exited $rc: $out"
+echo "--join of the node's own LAN address: refused"
 ADDRS=$("$LAN" addrs)
 NODES=()
 for a in ${ADDRS//,/ }; do NODES+=(--node "$a"); done
