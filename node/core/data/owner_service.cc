@@ -320,8 +320,10 @@ void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef r
   }
   wire::Record record;
   if (take_fields) {
-    record.mutable_key()->swap(request.has_put() ? *request.mutable_put()->mutable_key()
-                                                 : *request.mutable_del()->mutable_key());
+    // The request's strings are handed over, not copied or swapped (a swap would first make
+    // an empty string on each side).
+    record.set_allocated_key(request.has_put() ? request.mutable_put()->release_key()
+                                               : request.mutable_del()->release_key());
   } else {
     record.set_key(msg::DataKey(request));
   }
@@ -331,18 +333,26 @@ void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef r
     level = request.put().consistency();
     required = request.put().required();
     if (take_fields) {
-      record.mutable_value()->swap(*request.mutable_put()->mutable_value());
+      record.set_allocated_value(request.mutable_put()->release_value());
     } else {
       record.set_value(request.put().value());
     }
     record.set_version(request.put().version());
-    record.set_writer(request.put().writer());
+    if (take_fields) {
+      record.set_allocated_writer(request.mutable_put()->release_writer());
+    } else {
+      record.set_writer(request.put().writer());
+    }
   } else {
     level = request.del().consistency();
     required = request.del().required();
     record.set_deleted(true);
     record.set_version(request.del().version());
-    record.set_writer(request.del().writer());
+    if (take_fields) {
+      record.set_allocated_writer(request.mutable_del()->release_writer());
+    } else {
+      record.set_writer(request.del().writer());
+    }
   }
   if (conditioned) {
     wire::DataResponse resp;
@@ -352,9 +362,9 @@ void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef r
   }
   // A write settled at once (a ring without copies, a refusal) is answered here: a direct
   // request's answer is then queued within HandleDirect, without a completion.
-  if (auto answer =
-          replication_.writes().Start(key_id, std::move(record), requester, level, required)) {
-    Answer(requester, std::move(*answer));
+  wire::DataResponse answer;
+  if (replication_.writes().Start(key_id, std::move(record), requester, level, required, &answer)) {
+    Answer(requester, std::move(answer));
   }
 }
 

@@ -39,7 +39,7 @@ class OwnerService {
                                   std::optional<Id> key_id = std::nullopt,
                                   bool decline_miss = false);
   // Serves a direct get, put or delete; the DataResponse goes to `requester`. With
-  // `take_fields`, a write's key and value are moved out of `request` instead of copied;
+  // `take_fields`, a write's key, value and writer are moved out of `request`, not copied;
   // without it, `request` is left as it was (a DataOp keeps it for its retries).
   void Serve(wire::Envelope& request, OpRef requester, std::optional<Id> key_id = std::nullopt,
              bool take_fields = false);

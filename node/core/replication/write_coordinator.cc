@@ -14,32 +14,37 @@ enum Step : uint8_t { kReplicate = 1 };
 
 }  // namespace
 
-std::optional<wire::DataResponse> WriteCoordinator::Start(const Id& key_id, wire::Record&& record,
-                                                          OpRef requester, wire::Consistency level,
-                                                          uint32_t required) {
+bool WriteCoordinator::Start(const Id& key_id, wire::Record&& record, OpRef requester,
+                             wire::Consistency level, uint32_t required,
+                             wire::DataResponse* answer) {
   // Kept here until it has to wait for a member: a write settled within this call (a ring
-  // without copies, a refusal, an outranked write) never enters ops_.
+  // without copies, a refusal, an outranked write) never enters ops_. Its answer is built in
+  // the caller's `answer`, not moved through temporaries.
   WriteOp w;
   w.key_id = key_id;
   w.record = std::move(record);
   w.requester = requester;
-  const auto settled_now = [this, &w](wire::DataResponse response) {
+  const auto settled_now = [this, &w] {
     Close(w);
-    return std::optional<wire::DataResponse>(std::move(response));
+    return true;
+  };
+  const auto failed_now = [this, &settled_now, answer](wire::Code code, std::string why) {
+    Failed(code, std::move(why), answer);
+    return settled_now();
   };
   const RingState& ring = ctx_.ring;
   const std::vector<NodeRef>& targets = policy_.Targets();
   const Needed needed = WritesNeeded(level, required, policy_.replicas(), targets.size() + 1);
-  if (!needed.problem.empty()) return settled_now(Failed(wire::INVALID, needed.problem));
+  if (!needed.problem.empty()) return failed_now(wire::INVALID, needed.problem);
   w.needed = needed.count;
   w.hints_count = needed.hints_count;
   w.level = level;
   w.required = required;
   bool stored = false;
-  wire::Record kept;
   // Watchers see this change once the replica set has answered (Close publishes it).
   const ChangeLink link{ChangeLink::Kind::kLocal, 0, /*published=*/false};
   Status s;
+  wire::Record kept;  // the record StoreIfNewer kept instead of this one
   if (w.record.version() == 0) {
     // Not versioned by a coordinator (a direct request from a client): versioned here, above
     // the record it replaces, in the same read of the store.
@@ -51,27 +56,28 @@ std::optional<wire::DataResponse> WriteCoordinator::Start(const Id& key_id, wire
     s = ctx_.records.StoreIfNewer(key_id, w.record, &stored, &kept, link, /*new_version=*/true);
   }
   if (!s.ok()) {
-    if (s.code() == Status::Code::kInvalidArgument) {
-      return settled_now(Failed(wire::INVALID, s.message()));
-    }
-    return settled_now(
-        Failed(wire::UNAVAILABLE, "the owner could not store the key: " + s.message()));
+    if (s.code() == Status::Code::kInvalidArgument) return failed_now(wire::INVALID, s.message());
+    return failed_now(wire::UNAVAILABLE, "the owner could not store the key: " + s.message());
   }
   if (!stored && (kept.version() != w.record.version() || kept.writer() != w.record.writer())) {
     // A newer write is here already, or another write stamped with the same version: this
     // one changes nothing until the coordinator stamps it again.
     w.superseded_by = kept.version();
     w.outranked = true;
-    return settled_now(Settled(w));
+    Settled(w, answer);
+    return settled_now();
   }
   ++ctx_.counters.writes_replicated;
   w.acks = 1;  // the owner's own store
-  if (targets.empty()) return settled_now(Settled(w));
+  if (targets.empty()) {
+    Settled(w, answer);
+    return settled_now();
+  }
   w.pending = targets.size();
   const uint64_t id = next_id_++;
   ops_.emplace(id, std::move(w));
   for (const NodeRef& t : targets) SendTo(id, t);
-  return std::nullopt;
+  return false;
 }
 
 bool WriteCoordinator::Asked(const WriteOp& w, std::string_view process) const {
@@ -154,7 +160,11 @@ void WriteCoordinator::OnRpc(OpRef op, const wire::Envelope* response) {
     // hint for it (hinted hand-off).
     if (SendHint(op.id, w.sent_to[op.index])) return;
   }
-  if (--w.pending == 0) Answer(op.id, Settled(w));
+  if (--w.pending == 0) {
+    wire::DataResponse resp;
+    Settled(w, &resp);
+    Answer(op.id, std::move(resp));
+  }
 }
 
 void WriteCoordinator::TakeNewer(uint64_t id, const wire::ReplicateResponse& answer) {
@@ -170,8 +180,7 @@ void WriteCoordinator::TakeNewer(uint64_t id, const wire::ReplicateResponse& ans
   }
 }
 
-wire::DataResponse WriteCoordinator::Settled(const WriteOp& w) {
-  wire::DataResponse resp;  // one object on every path, so that it is returned in place
+void WriteCoordinator::Settled(const WriteOp& w, wire::DataResponse* resp) {
   const uint32_t counted = w.acks + (w.hints_count ? w.hinted : 0);
   if (counted < w.needed && w.superseded_by == 0) {
     ++ctx_.counters.writes_failed;
@@ -185,27 +194,24 @@ wire::DataResponse WriteCoordinator::Settled(const WriteOp& w) {
     if (!w.failed.empty()) why += "; " + w.failed;
     why += "; it stays on those " + std::to_string(counted) +
            " and reaches the others by anti-entropy; retry when the ring is whole";
-    resp.set_code(wire::UNAVAILABLE);
-    resp.set_error(std::move(why));
-    resp.set_acks(counted);
-    resp.set_required(w.needed);
-    return resp;
+    resp->set_code(wire::UNAVAILABLE);
+    resp->set_error(std::move(why));
+    resp->set_acks(counted);
+    resp->set_required(w.needed);
+    return;
   }
-  resp.set_code(wire::OK);
-  resp.set_acks(counted);
-  resp.set_required(w.needed);
-  resp.set_version(w.record.version());
-  if (w.record.expires_unix_ms() != 0) resp.set_expires_unix_ms(w.record.expires_unix_ms());
-  if (w.outranked) resp.set_superseded_by(w.superseded_by);
-  return resp;
+  resp->set_code(wire::OK);
+  resp->set_acks(counted);
+  resp->set_required(w.needed);
+  resp->set_version(w.record.version());
+  if (w.record.expires_unix_ms() != 0) resp->set_expires_unix_ms(w.record.expires_unix_ms());
+  if (w.outranked) resp->set_superseded_by(w.superseded_by);
 }
 
-wire::DataResponse WriteCoordinator::Failed(wire::Code code, std::string why) {
+void WriteCoordinator::Failed(wire::Code code, std::string why, wire::DataResponse* resp) {
   if (code == wire::UNAVAILABLE) ++ctx_.counters.writes_failed;
-  wire::DataResponse resp;
-  resp.set_code(code);
-  resp.set_error(std::move(why));
-  return resp;
+  resp->set_code(code);
+  resp->set_error(std::move(why));
 }
 
 void WriteCoordinator::Close(const WriteOp& w) {

@@ -43,13 +43,13 @@ class WriteCoordinator {
   WriteCoordinator& operator=(const WriteCoordinator&) = delete;
 
   // Writes `record` (key and value, or a tombstone, with its version and writer, or none).
-  // `level` and `required` are the request's consistency (see consistency.h). Returns the
-  // answer when the write is settled within this call (no other member to wait for, refused,
-  // or outranked here): the caller delivers it to `requester`, and no WriteOp was kept.
-  // Otherwise returns nothing, and the answer reaches `requester` as a completion.
-  [[nodiscard]] std::optional<wire::DataResponse> Start(
-      const Id& key_id, wire::Record&& record, OpRef requester,
-      wire::Consistency level = wire::CONSISTENCY_DEFAULT, uint32_t required = 0);
+  // `level` and `required` are the request's consistency (see consistency.h). Returns true
+  // when the write is settled within this call (no other member to wait for, refused, or
+  // outranked here), with its answer built in `*answer` (empty on entry): the caller delivers
+  // it to `requester`, and no WriteOp was kept. Otherwise returns false, and the answer
+  // reaches `requester` as a completion.
+  [[nodiscard]] bool Start(const Id& key_id, wire::Record&& record, OpRef requester,
+                           wire::Consistency level, uint32_t required, wire::DataResponse* answer);
   void OnRpc(OpRef op, const wire::Envelope* response);
   size_t in_flight() const { return ops_.size(); }
 
@@ -88,9 +88,10 @@ class WriteCoordinator {
   bool Replace(uint64_t id);
   // A replica held newer records than the write: take them (the owner must not serve older).
   void TakeNewer(uint64_t id, const wire::ReplicateResponse& answer);
-  // The answer of a write whose members have all answered (or that was outranked here).
-  wire::DataResponse Settled(const WriteOp& w);
-  wire::DataResponse Failed(wire::Code code, std::string why);
+  // Builds in `*resp` (empty) the answer of a write whose members have all answered (or that
+  // was outranked here).
+  void Settled(const WriteOp& w, wire::DataResponse* resp);
+  void Failed(wire::Code code, std::string why, wire::DataResponse* resp);
   // The write is over: its change is published to the key's watchers.
   void Close(const WriteOp& w);
   // Closes the WriteOp `id`, forgets it and posts `response` to its requester.
