@@ -1,13 +1,14 @@
-// ExpiryIndex: the in-memory index of the records that carry an expiry time (expiry time ->
-// key id and key), so that the ExpirySweeper finds the expired ones without scanning the
-// store. RecordStore fills it for every live record with an expiry it stores, and once at
-// start-up from the whole store. It holds one entry per key: a key written again with an
-// expiry moves its entry to the new time, so a key refreshed often with a long TTL (a lease,
-// a session) takes one entry, not one per write. Bounded by kMaxEntries keys: once a key
-// could not be indexed for lack of room, `overflowed()` stays true and the sweeper also scans
-// the store in slices. Entries may be stale (the key was deleted, or written again without an
-// expiry, since); the sweeper checks the stored record. Not thread-safe; the node's thread
-// only.
+// ExpiryIndex: the in-memory index of the records that carry an expiry time (each key's
+// expiry time, and the keys by that time), so that the ExpirySweeper finds the expired ones
+// without scanning the store. RecordStore fills it for every live record with an expiry it
+// stores, and once at start-up from the whole store. It holds one entry per key: a key written
+// again with an expiry moves its entry to the new time, so a key refreshed often with a long
+// TTL (a lease, a session) takes one entry, not one per write; a key deleted or written
+// without an expiry is forgotten. Bounded by kMaxEntries keys: once a key could not be indexed
+// for lack of room, `overflowed()` stays true and the sweeper also scans the store in slices.
+// Entries may be stale (the key was erased by a hand-over or clean-up since); the sweeper
+// checks the stored record. Not copyable (its time order points into its key map). Not
+// thread-safe; the node's thread only.
 #ifndef CHORD_NODE_CORE_EXPIRY_INDEX_H_
 #define CHORD_NODE_CORE_EXPIRY_INDEX_H_
 
@@ -16,6 +17,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,26 +35,42 @@ class ExpiryIndex {
     std::string key;
   };
 
+  ExpiryIndex() = default;
+  ExpiryIndex(const ExpiryIndex&) = delete;
+  ExpiryIndex& operator=(const ExpiryIndex&) = delete;
+
   // Remembers that `key` expires at `expires_unix_ms` (not 0), in place of any earlier time
   // noted for it.
   void Note(uint64_t expires_unix_ms, const Id& key_id, const std::string& key);
-  // Removes and returns up to `max` entries due at `now_wall_ms`, earliest first (keys due at
-  // the same time in key order).
+  // Forgets `key` (deleted, or written again without an expiry), if it is indexed.
+  void Forget(const Id& key_id, const std::string& key);
+  // Removes and returns up to `max` entries due at `now_wall_ms`, earliest first (entries due
+  // at the same time by key id, then key).
   std::vector<Entry> TakeDue(uint64_t now_wall_ms, size_t max);
   size_t size() const { return by_key_.size(); }
   bool overflowed() const { return overflowed_; }
 
  private:
   using Key = std::pair<Id, std::string>;
+  // Orders keys by id, then key; also finds a key by (id, view) without copying it.
+  struct KeyLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      if (a.first != b.first) return a.first < b.first;
+      return std::string_view(a.second) < std::string_view(b.second);
+    }
+  };
+  using ByKey = std::map<Key, uint64_t, KeyLess>;
   // (expiry time, key), the key pointing into by_key_ (a map's keys do not move).
   using Due = std::pair<uint64_t, const Key*>;
   struct Earlier {
     bool operator()(const Due& a, const Due& b) const {
-      return a.first != b.first ? a.first < b.first : *a.second < *b.second;
+      return a.first != b.first ? a.first < b.first : KeyLess()(*a.second, *b.second);
     }
   };
 
-  std::map<Key, uint64_t> by_key_;  // each key's expiry time
+  ByKey by_key_;                    // each key's expiry time
   std::set<Due, Earlier> by_time_;  // the same entries, by expiry time
   bool overflowed_ = false;
 };

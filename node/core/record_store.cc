@@ -93,7 +93,11 @@ Status RecordStore::Replace(const Id& key_id, const wire::Record& rec, const wir
                             const ChangeLink& link) {
   Status s = store_->PutReplacing(key_id, rec, old);
   if (!s.ok()) return s;
-  if (!rec.deleted()) expiry_.Note(rec.expires_unix_ms(), key_id, rec.key());
+  if (!rec.deleted() && rec.expires_unix_ms() != 0) {
+    expiry_.Note(rec.expires_unix_ms(), key_id, rec.key());
+  } else if (old != nullptr && old->expires_unix_ms() != 0) {
+    expiry_.Forget(key_id, rec.key());  // deleted, or written again without an expiry
+  }
   if (watches_->Watched(rec.key())) {
     watches_->OnStored(rec, old != nullptr ? old->version() : 0, link, now_->mono_ms);
   }

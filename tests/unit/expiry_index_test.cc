@@ -52,7 +52,18 @@ TEST(ExpiryIndexTest, AShorterExpiryMovesTheEntryEarlier) {
   EXPECT_TRUE(index.TakeDue(kT0 + 10'000, 100).empty());
 }
 
-// Entries come out earliest first, at most `max` per call; the same time in key order.
+// Forget drops a key's entry (and only that one); forgetting a key never noted changes nothing.
+TEST(ExpiryIndexTest, AForgottenKeyIsNotDue) {
+  ExpiryIndex index;
+  index.Note(kT0 + 1, Id::Sha1("gone"), "gone");
+  index.Note(kT0 + 1, Id::Sha1("stays"), "stays");
+  index.Forget(Id::Sha1("gone"), "gone");
+  index.Forget(Id::Sha1("never"), "never");
+  EXPECT_EQ(index.size(), 1u);
+  EXPECT_EQ(KeysOf(index.TakeDue(kT0 + 1, 10)), (std::vector<std::string>{"stays"}));
+}
+
+// Entries come out earliest first, at most `max` per call; the same time by key id.
 TEST(ExpiryIndexTest, DueEntriesComeOutEarliestFirstAndBounded) {
   ExpiryIndex index;
   index.Note(kT0 + 3, Id::Sha1("c"), "c");

@@ -138,6 +138,32 @@ TEST(RecordStoreTest, AKeyRewrittenWithATtlTakesOneExpiryEntry) {
   EXPECT_EQ(due[0].key, "lease");
 }
 
+// A key deleted, or written again without a TTL, leaves the expiry index at once instead of
+// holding its entry until its old expiry (a session deleted at logout, a month early).
+TEST(RecordStoreTest, ADeletedKeyOrOneWrittenWithoutATtlLeavesTheExpiryIndex) {
+  Fixture f;
+  const uint64_t v = f.now.wall_ms << 16;
+  const uint64_t month = uint64_t{30} * 24 * 3600 * 1000;
+  for (const std::string key : {"deleted", "rewritten"}) {
+    wire::Record r = Rec(key, "session", v + 1, "node-a");
+    r.set_expires_unix_ms(f.now.wall_ms + month);
+    ASSERT_TRUE(f.records.StoreIfNewer(Id::Sha1(key), r).ok());
+  }
+  wire::Record kept = Rec("kept", "session", v + 1, "node-a");
+  kept.set_expires_unix_ms(f.now.wall_ms + month);
+  ASSERT_TRUE(f.records.StoreIfNewer(Id::Sha1("kept"), kept).ok());
+  ASSERT_EQ(f.records.expiry().size(), 3u);
+  wire::Record tombstone = Rec("deleted", "", v + 2, "node-a");
+  tombstone.set_deleted(true);
+  ASSERT_TRUE(f.records.StoreIfNewer(Id::Sha1("deleted"), tombstone).ok());
+  ASSERT_TRUE(
+      f.records.StoreIfNewer(Id::Sha1("rewritten"), Rec("rewritten", "x", v + 2, "node-a")).ok());
+  EXPECT_EQ(f.records.expiry().size(), 1u);
+  const auto due = f.records.expiry().TakeDue(f.now.wall_ms + month, 10);
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].key, "kept");
+}
+
 // Hand-over and clean-up erase what they sent once its holders confirmed it; a record of the
 // same version by another writer (which wins the tie) stored meanwhile was never sent.
 TEST(RecordStoreTest, EraseIfUnchangedLeavesAnotherWritersRecordOfTheSameVersion) {
