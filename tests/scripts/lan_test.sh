@@ -85,7 +85,7 @@ echo "metrics on a LAN address: 200"
 # --listen 0.0.0.0:P with --join of one of the host's own LAN addresses on port P names the
 # node itself: a usage error (exit 2), not a node that joins itself. Bounded by `timeout`.
 rc=0
-out=$(timeout 10 "$LAN" hub "$BUILD/node/chord-node" --listen 0.0.0.0:4102 --insecure --memory \
+out=$(timeout -k 5 10 "$LAN" hub "$BUILD/node/chord-node" --listen 0.0.0.0:4102 --insecure --memory \
   --join 10.77.0.1:4102 2>&1) || rc=$?
 [[ $rc -eq 2 && "$out" == *"--join names this node's own address"* ]] ||
   fail "--listen 0.0.0.0:4102 --join 10.77.0.1:4102 in the namespace of 10.77.0.1 exited $rc: $out"

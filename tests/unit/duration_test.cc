@@ -32,6 +32,10 @@ TEST(DurationTest, RefusesWhatIsNotADurationWithASentence) {
   EXPECT_EQ(TtlProblem(*ParseDuration("3660d")), "");
   EXPECT_FALSE(ParseDuration("3660d1ms").ok());
   EXPECT_FALSE(ParseDuration("3661d").ok());
+  // The sentence names the bound, as a duration the parser takes.
+  EXPECT_NE(ParseDuration("3661d").status().message().find("(3660d, about ten years)"),
+            std::string::npos)
+      << ParseDuration("3661d").status().message();
 }
 
 }  // namespace

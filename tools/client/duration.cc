@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <string>
 
 namespace chord {
 namespace {
@@ -43,9 +44,9 @@ Result<uint64_t> ParseDuration(const std::string& text) {
     const uint64_t ms = UnitMs(unit);
     if (ms == 0) return Bad(text);
     if (n > kMaxTtlMs / ms || total + n * ms > kMaxTtlMs) {
-      return Status::InvalidArgument("the duration \"" + text +
-                                     "\" is longer than the longest time to live (3660 days, about "
-                                     "ten years); use a shorter one");
+      return Status::InvalidArgument(
+          "the duration \"" + text + "\" is longer than the longest time to live (" +
+          std::to_string(kMaxTtlMs / UnitMs("d")) + "d, about ten years); use a shorter one");
     }
     total += n * ms;
   }

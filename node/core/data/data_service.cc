@@ -23,6 +23,8 @@ using msg::ReadsSeveral;
 }  // namespace
 
 void DataService::HandleRequest(ReplyToken from, wire::Envelope&& request) {
+  // A write served at once (OwnerService::HandleDirect) hands its key to the record it
+  // stores: `key` is not to be used after that call.
   const std::string& key = msg::DataKey(request);
   std::string problem = KeyProblem(key);
   if (problem.empty() && request.has_put()) {

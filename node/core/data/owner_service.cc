@@ -172,6 +172,8 @@ void OwnerService::Refuse(OpRef requester, wire::Code code, std::string error) {
 void OwnerService::Serve(wire::Envelope& request, OpRef requester, std::optional<Id> known_id,
                          bool take_fields) {
   const RingState& ring = ctx_.ring;
+  // With `take_fields`, ServeWrite hands the key itself to the record it stores: `key` is not
+  // to be used once ServeWrite was called.
   const std::string& key = msg::DataKey(request);
   if (!KeyProblem(key).empty() ||
       (request.has_put() && request.put().value().size() > ctx_.config.max_value_bytes)) {
