@@ -323,7 +323,7 @@ void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef r
   wire::Record record;
   if (take_fields) {
     // The request's strings are handed over, not copied or swapped (a swap would first make
-    // an empty string on each side).
+    // an empty string in the record to swap with).
     record.set_allocated_key(request.has_put() ? request.mutable_put()->release_key()
                                                : request.mutable_del()->release_key());
   } else {
