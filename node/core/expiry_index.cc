@@ -34,7 +34,7 @@ std::vector<ExpiryIndex::Entry> ExpiryIndex::TakeDue(uint64_t now_wall_ms, size_
   while (!by_time_.empty() && by_time_.begin()->first <= now_wall_ms && out.size() < max) {
     const auto [expires, key] = *by_time_.begin();
     by_time_.erase(by_time_.begin());
-    auto node = by_key_.extract(by_key_.find(*key));
+    auto node = by_key_.extract(*key);
     out.push_back(Entry{expires, node.key().first, std::move(node.key().second)});
   }
   return out;

@@ -340,21 +340,17 @@ void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef r
       record.set_value(request.put().value());
     }
     record.set_version(request.put().version());
-    if (take_fields) {
-      record.set_allocated_writer(request.mutable_put()->release_writer());
-    } else {
-      record.set_writer(request.put().writer());
-    }
   } else {
     level = request.del().consistency();
     required = request.del().required();
     record.set_deleted(true);
     record.set_version(request.del().version());
-    if (take_fields) {
-      record.set_allocated_writer(request.mutable_del()->release_writer());
-    } else {
-      record.set_writer(request.del().writer());
-    }
+  }
+  if (take_fields) {
+    record.set_allocated_writer(request.has_put() ? request.mutable_put()->release_writer()
+                                                  : request.mutable_del()->release_writer());
+  } else {
+    record.set_writer(request.has_put() ? request.put().writer() : request.del().writer());
   }
   if (conditioned) {
     wire::DataResponse resp;
