@@ -13,8 +13,9 @@ void ExpiryIndex::Note(uint64_t expires_unix_ms, const Id& key_id, const std::st
     by_time_.insert(Due{expires_unix_ms, &it->first});
     return;
   }
-  if (by_key_.size() >= kMaxEntries) {
+  if (by_key_.size() >= max_entries_) {
     overflowed_ = true;
+    ++refusals_;
     return;
   }
   it = by_key_.emplace(Key(key_id, key), expires_unix_ms).first;

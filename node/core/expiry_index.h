@@ -4,11 +4,12 @@
 // stores, and once at start-up from the whole store. It holds one entry per key: a key written
 // again with an expiry moves its entry to the new time, so a key refreshed often with a long
 // TTL (a lease, a session) takes one entry, not one per write; a key deleted or written
-// without an expiry is forgotten. Bounded by kMaxEntries keys: once a key could not be indexed
-// for lack of room, `overflowed()` stays true and the sweeper also scans the store in slices.
-// Entries may be stale (the key was erased by a hand-over or clean-up since); the sweeper
-// checks the stored record. Not copyable (its time order points into its key map). Not
-// thread-safe; the node's thread only.
+// without an expiry is forgotten. Bounded by its capacity (NodeConfig::max_expiry_index_entries
+// keys): once a key could not be indexed for lack of room, `overflowed()` is true and the sweeper
+// also scans the store in slices, noting what it finds, until a whole pass of the store was made
+// with no key refused (`refusals()` unchanged): then it calls EndOverflow(). Entries may be stale
+// (the key was erased by a hand-over or clean-up since); the sweeper checks the stored record. Not
+// copyable (its time order points into its key map). Not thread-safe; the node's thread only.
 #ifndef CHORD_NODE_CORE_EXPIRY_INDEX_H_
 #define CHORD_NODE_CORE_EXPIRY_INDEX_H_
 
@@ -27,15 +28,13 @@ namespace chord {
 
 class ExpiryIndex {
  public:
-  static constexpr size_t kMaxEntries = 200'000;
-
   struct Entry {
     uint64_t expires_unix_ms = 0;
     Id key_id;
     std::string key;
   };
 
-  ExpiryIndex() = default;
+  explicit ExpiryIndex(size_t max_entries) : max_entries_(max_entries) {}
   ExpiryIndex(const ExpiryIndex&) = delete;
   ExpiryIndex& operator=(const ExpiryIndex&) = delete;
 
@@ -49,6 +48,11 @@ class ExpiryIndex {
   std::vector<Entry> TakeDue(uint64_t now_wall_ms, size_t max);
   size_t size() const { return by_key_.size(); }
   bool overflowed() const { return overflowed_; }
+  // Keys not indexed for lack of room, ever (each Note of a new key refused counts).
+  uint64_t refusals() const { return refusals_; }
+  // The caller has seen every key with an expiry in the store indexed: a whole pass of the
+  // store noted each one, and refusals() did not change meanwhile.
+  void EndOverflow() { overflowed_ = false; }
 
  private:
   using Key = std::pair<Id, std::string>;
@@ -72,7 +76,9 @@ class ExpiryIndex {
 
   ByKey by_key_;                    // each key's expiry time
   std::set<Due, Earlier> by_time_;  // the same entries, by expiry time
+  size_t max_entries_;
   bool overflowed_ = false;
+  uint64_t refusals_ = 0;
 };
 
 }  // namespace chord

@@ -41,6 +41,9 @@ struct NodeConfig {
   // Records of the differing pieces one anti-entropy push looks at, at most; the next round
   // with that replica goes on after the last one looked at.
   size_t anti_entropy_push_visits = 20'000;
+  // Keys with an expiry whose times the ExpiryIndex keeps (two tree entries each); while more
+  // are stored, the sweeper also scans the store in slices until the index holds them all.
+  size_t max_expiry_index_entries = 200'000;
 };
 
 }  // namespace chord

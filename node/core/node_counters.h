@@ -44,6 +44,8 @@ struct NodeCounters {
   uint64_t hint_bytes = 0;
   uint64_t cas_conflicts = 0;  // conditional writes whose condition did not hold
   uint64_t keys_expired = 0;   // records turned into tombstones by their TTL
+  // Slices of the store the expiry sweeper scanned because its index had overflowed.
+  uint64_t expiry_scan_slices = 0;
   // Owners' condition reads this node refused as a replica (it owns the key itself, or does
   // not take the owner as its predecessor), and those whose answers came to this node, the
   // owner, too late to decide on (ReplicaReads).

@@ -41,7 +41,12 @@ class RecordStore {
  public:
   RecordStore(LedgerStore* store, VersionClock* clock, const NodeConfig* config, const Clock* now,
               WatchLog* watches)
-      : store_(store), clock_(clock), config_(config), now_(now), watches_(watches) {}
+      : store_(store),
+        clock_(clock),
+        config_(config),
+        now_(now),
+        watches_(watches),
+        expiry_(config->max_expiry_index_entries) {}
 
   LedgerStore* store() const { return store_; }
 

@@ -204,6 +204,10 @@ std::string RenderPrometheusText(const std::vector<VnodeMetricsSample>& vnodes) 
           &NodeCounters::cas_conflicts);
   counter("chord_keys_expired_total", "Records turned into tombstones by their time to live.",
           &NodeCounters::keys_expired);
+  counter("chord_expiry_scan_slices_total",
+          "Slices of the store the expiry sweeper scanned because more keys carry an expiry than "
+          "its index holds.",
+          &NodeCounters::expiry_scan_slices);
   counter("chord_condition_reads_refused_total",
           "Owners' condition reads refused here as a replica: it owns the key itself, or does "
           "not take the owner as its predecessor.",

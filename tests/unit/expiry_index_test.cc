@@ -12,6 +12,7 @@ namespace chord {
 namespace {
 
 constexpr uint64_t kT0 = 1'800'000'000'000;  // a wall time, ms
+constexpr size_t kCapacity = 1'000;
 
 std::vector<std::string> KeysOf(const std::vector<ExpiryIndex::Entry>& entries) {
   std::vector<std::string> keys;
@@ -22,9 +23,9 @@ std::vector<std::string> KeysOf(const std::vector<ExpiryIndex::Entry>& entries) 
 // A key refreshed with a TTL more often than the index has room for (a lease, a session) keeps
 // one entry, due at its latest expiry, and the index never falls back to scanning the store.
 TEST(ExpiryIndexTest, AKeyWrittenAgainKeepsOneEntryAtItsLatestExpiry) {
-  ExpiryIndex index;
+  ExpiryIndex index(kCapacity);
   const Id id = Id::Sha1("lease");
-  const uint64_t writes = ExpiryIndex::kMaxEntries + 10;
+  const uint64_t writes = kCapacity + 10;
   for (uint64_t i = 0; i < writes; ++i) index.Note(kT0 + 60'000 + i, id, "lease");
   EXPECT_EQ(index.size(), 1u);
   EXPECT_FALSE(index.overflowed());
@@ -41,7 +42,7 @@ TEST(ExpiryIndexTest, AKeyWrittenAgainKeepsOneEntryAtItsLatestExpiry) {
 
 // A shorter TTL moves the entry earlier: the key falls due at its new time, once.
 TEST(ExpiryIndexTest, AShorterExpiryMovesTheEntryEarlier) {
-  ExpiryIndex index;
+  ExpiryIndex index(kCapacity);
   const Id id = Id::Sha1("k");
   index.Note(kT0 + 10'000, id, "k");
   index.Note(kT0 + 1'000, id, "k");
@@ -54,7 +55,7 @@ TEST(ExpiryIndexTest, AShorterExpiryMovesTheEntryEarlier) {
 
 // Forget drops a key's entry (and only that one); forgetting a key never noted changes nothing.
 TEST(ExpiryIndexTest, AForgottenKeyIsNotDue) {
-  ExpiryIndex index;
+  ExpiryIndex index(kCapacity);
   index.Note(kT0 + 1, Id::Sha1("gone"), "gone");
   index.Note(kT0 + 1, Id::Sha1("stays"), "stays");
   index.Forget(Id::Sha1("gone"), "gone");
@@ -65,7 +66,7 @@ TEST(ExpiryIndexTest, AForgottenKeyIsNotDue) {
 
 // Entries come out earliest first, at most `max` per call; the same time by key id.
 TEST(ExpiryIndexTest, DueEntriesComeOutEarliestFirstAndBounded) {
-  ExpiryIndex index;
+  ExpiryIndex index(kCapacity);
   index.Note(kT0 + 3, Id::Sha1("c"), "c");
   index.Note(kT0 + 1, Id::Sha1("b"), "b");
   index.Note(kT0 + 2, Id::Sha1("a"), "a");
@@ -79,22 +80,34 @@ TEST(ExpiryIndexTest, DueEntriesComeOutEarliestFirstAndBounded) {
   EXPECT_EQ(index.size(), 1u);
 }
 
-// Distinct keys beyond kMaxEntries overflow the index (the sweeper then scans the store too);
-// a key already indexed still moves.
+// Distinct keys beyond the capacity overflow the index (the sweeper then scans the store too),
+// each one refused counted; a key already indexed still moves. The overflow lasts until the
+// sweeper ends it (it saw every key indexed); the count of refusals stays.
 TEST(ExpiryIndexTest, DistinctKeysBeyondTheBoundOverflow) {
-  ExpiryIndex index;
-  for (size_t i = 0; i < ExpiryIndex::kMaxEntries; ++i) {
+  ExpiryIndex index(kCapacity);
+  for (size_t i = 0; i < kCapacity; ++i) {
     const std::string key = "k" + std::to_string(i);
     index.Note(kT0 + 1'000, Id::Sha1(key), key);
   }
-  EXPECT_EQ(index.size(), ExpiryIndex::kMaxEntries);
+  EXPECT_EQ(index.size(), kCapacity);
   EXPECT_FALSE(index.overflowed());
   index.Note(kT0 + 5, Id::Sha1("k7"), "k7");
   EXPECT_FALSE(index.overflowed());
+  EXPECT_EQ(index.refusals(), 0u);
   index.Note(kT0 + 1'000, Id::Sha1("one-more"), "one-more");
   EXPECT_TRUE(index.overflowed());
-  EXPECT_EQ(index.size(), ExpiryIndex::kMaxEntries);
+  EXPECT_EQ(index.refusals(), 1u);
+  index.Note(kT0 + 1'000, Id::Sha1("one-more"), "one-more");
+  EXPECT_EQ(index.refusals(), 2u);
+  EXPECT_EQ(index.size(), kCapacity);
   EXPECT_EQ(KeysOf(index.TakeDue(kT0 + 5, 10)), (std::vector<std::string>{"k7"}));
+  index.Note(kT0 + 1'000, Id::Sha1("one-more"), "one-more");  // room again
+  EXPECT_EQ(index.refusals(), 2u);
+  EXPECT_EQ(index.size(), kCapacity);
+  EXPECT_TRUE(index.overflowed());
+  index.EndOverflow();
+  EXPECT_FALSE(index.overflowed());
+  EXPECT_EQ(index.refusals(), 2u);
 }
 
 }  // namespace

@@ -166,5 +166,62 @@ TEST(ExpirySweeperTest, AnExpiredKeyBecomesTheSameTombstoneOnEveryHolder) {
   EXPECT_EQ(cas->version(), 0u);
 }
 
+std::optional<wire::DataResponse> Delete(sim::SimNetwork& net, const std::string& addr,
+                                         const std::string& k) {
+  wire::Envelope e;
+  e.mutable_del()->set_key(k);
+  return test_support::DataCall(net, addr, std::move(e));
+}
+
+// More keys with an expiry than the sweeper's index holds: the sweeper scans the store in
+// slices, and keys the index never held expire on time all the same. The scan goes on while
+// the index is short of room, and stops after a whole pass once the index holds every such key
+// again (before, it went on until a restart).
+TEST(ExpirySweeperTest, KeysBeyondTheIndexExpireAndTheScanStopsOnceTheIndexHoldsThemAll) {
+  NodeConfig config = Config();
+  config.replicas = 1;
+  config.max_expiry_index_entries = 4;
+  sim::SimNetwork net(test_support::Net(11));
+  const std::string a = Addr(1);
+  net.AddNode(a, config, "");
+  net.RunFor(1000);
+  auto slices = [&] { return net.node(a)->counters().expiry_scan_slices; };
+  for (int i = 0; i < 10; ++i) {
+    auto put = Put(net, a, "short" + std::to_string(i), 3000);
+    ASSERT_TRUE(put && put->code() == wire::OK) << i;
+  }
+  for (int i = 0; i < 6; ++i) {
+    auto put = Put(net, a, "long" + std::to_string(i), 600'000);
+    ASSERT_TRUE(put && put->code() == wire::OK) << i;
+  }
+  net.RunFor(4000);
+  // Every short key expired, though the index held at most four of them.
+  for (int i = 0; i < 10; ++i) {
+    const std::string k = "short" + std::to_string(i);
+    wire::Record rec;
+    ASSERT_TRUE(net.store(a)->Get(Id::Sha1(k), k, &rec).ok()) << k;
+    EXPECT_TRUE(rec.deleted() && rec.expired()) << k;
+  }
+  EXPECT_EQ(net.node(a)->counters().keys_expired, 10u);
+  // Six long keys, room for four: the scan goes on.
+  const uint64_t while_full = slices();
+  EXPECT_GT(while_full, 0u);
+  net.RunFor(3000);
+  EXPECT_GT(slices(), while_full);
+  // Two of them deleted: the index has room for the rest, and the scan stops after its pass.
+  for (int i = 0; i < 2; ++i) {
+    auto del = Delete(net, a, "long" + std::to_string(i));
+    ASSERT_TRUE(del && del->code() == wire::OK) << i;
+  }
+  net.RunFor(3000);
+  const uint64_t after_pass = slices();
+  net.RunFor(5000);
+  EXPECT_EQ(slices(), after_pass);
+  for (int i = 2; i < 6; ++i) {
+    auto read = Get(net, a, "long" + std::to_string(i));
+    ASSERT_TRUE(read && read->code() == wire::OK) << i;
+  }
+}
+
 }  // namespace
 }  // namespace chord

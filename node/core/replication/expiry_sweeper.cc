@@ -42,9 +42,16 @@ void ExpirySweeper::Expire(const Id& key_id, const std::string& key) {
 }
 
 void ExpirySweeper::ScanSlice() {
+  ExpiryIndex& index = ctx_.records.expiry();
+  if (!pass_open_) {
+    pass_open_ = true;
+    pass_origin_ = cursor_;
+    pass_refusals_ = index.refusals();
+  }
   const uint64_t now = ctx_.now.wall_ms;
   std::vector<std::pair<Id, std::string>> due;
   size_t visited = 0;
+  const Id start = cursor_;
   Id last = cursor_;
   // Vnodes share the store: each expires the keys it accounts for (its watchers see them).
   const Id from = ctx_.ring.AttributedRangeStart();
@@ -53,15 +60,26 @@ void ExpirySweeper::ScanSlice() {
   Status s = ctx_.store()->Scan(cursor_, cursor_, [&](const Id& id, const wire::Record& rec) {
     if (visited++ >= kScanSlice) return false;
     last = id;
-    if (!rec.deleted() && rec.expires_unix_ms() != 0 && rec.expires_unix_ms() <= now &&
-        Id::InHalfOpen(id, from, to)) {
+    if (rec.deleted() || rec.expires_unix_ms() == 0 || !Id::InHalfOpen(id, from, to)) return true;
+    if (rec.expires_unix_ms() <= now) {
       due.emplace_back(id, rec.key());
+    } else {
+      index.Note(rec.expires_unix_ms(), id, rec.key());  // as at start-up (ObserveAllVersions)
     }
     return true;
   });
   if (!s.ok()) return;
+  ++ctx_.counters.expiry_scan_slices;
   cursor_ = last;
   for (const auto& [id, key] : due) Expire(id, key);
+  // The pass is whole once a slice reached the end of the store (it went round to where it
+  // began) or passed the pass's origin.
+  const bool ran_out = visited <= kScanSlice;
+  if (!ran_out && !(start != last && Id::InHalfOpen(pass_origin_, start, last))) return;
+  pass_open_ = false;
+  // Every record with an expiry the pass saw is indexed (or expired), and so is every one
+  // written since it began, unless the index refused one meanwhile.
+  if (index.refusals() == pass_refusals_) index.EndOverflow();
 }
 
 }  // namespace chord

@@ -2,10 +2,12 @@
 // {key, version + 1, same writer, deleted, expired}, stored last-writer-wins like any record
 // (a newer write wins as usual). Every holder does this on its own and stores the same
 // tombstone, which then takes part in anti-entropy and the tombstone purge like a delete.
-// Work per sweep is bounded: at most kMaxPerSweep records from the ExpiryIndex and, once the
+// Work per sweep is bounded: at most kMaxPerSweep records from the ExpiryIndex and, while the
 // index has overflowed, a slice of kScanSlice records of the store (continuing where the last
-// slice stopped). Reads do not wait for it: they treat an expired record as absent. Called
-// by Replication every maintenance round; the node's thread only.
+// slice stopped), whose records with an expiry it notes in the index as room allows. Once a
+// whole pass of the store has noted every one without a refusal, the index holds them all
+// again and the scan stops. Reads do not wait for it: they treat an expired record as absent.
+// Called by Replication every maintenance round; the node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_EXPIRY_SWEEPER_H_
 #define CHORD_NODE_CORE_REPLICATION_EXPIRY_SWEEPER_H_
 
@@ -31,11 +33,15 @@ class ExpirySweeper {
  private:
   // Stores the expiry tombstone of `key` if its stored record has expired.
   void Expire(const Id& key_id, const std::string& key);
-  // One slice of the store scan (only once the index has overflowed).
+  // One slice of the store scan (only while the index has overflowed).
   void ScanSlice();
 
   NodeContext& ctx_;
   Id cursor_;  // where the next scan slice continues
+  // The pass of the store under way: where it began and the index's refusals() then.
+  bool pass_open_ = false;
+  Id pass_origin_;
+  uint64_t pass_refusals_ = 0;
 };
 
 }  // namespace chord
