@@ -1604,6 +1604,43 @@ TEST(ReplicationTest, AJoinCopiesTheNewNodesRangesAndOthersDropWhatTheyNoLongerH
   }
 }
 
+// A holder that refuses a record (its value limit is lower) leaves that record on the node a
+// join pushed out of the replica set, and only that one: the clean-up walk drops the rest of
+// the range, page by page. Before, the page holding it was kept whole, and the range's later
+// pages were never reached.
+TEST(ReplicationTest, ACleanUpKeepsOnlyTheRecordsAHolderRefused) {
+  SimNetwork net(Net(7));
+  NodeConfig config = ReplicatedConfig();
+  config.transfer_batch_bytes = 300;  // pages of a few records
+  const auto addrs = StartRing(net, 5, config);
+  const auto keys = PutKeys(net, Addr(1), 150);
+  std::vector<std::string> after = addrs;
+  after.push_back(Addr(9));
+  // A key the new node will hold as a replica (not own), early in its owner's range: at least
+  // five of the other keys come after it there.
+  std::string big;
+  for (int i = 0; big.empty() && i < 2000; ++i) {
+    const std::string k = "big-" + std::to_string(i);
+    const auto order = ClockwiseFromOwner(k, after);
+    if (order[0] == Addr(9) || !ExpectedHolders(k, after).count(Addr(9))) continue;
+    const Id owner = Id::Sha1(order[0]);
+    const auto later = std::count_if(keys.begin(), keys.end(), [&](const std::string& other) {
+      return Id::InHalfOpen(Id::Sha1(other), Id::Sha1(k), owner);
+    });
+    if (later >= 5) big = k;
+  }
+  ASSERT_FALSE(big.empty());
+  auto put = Put(net, Addr(1), big, std::string(1000, 'b'));
+  ASSERT_TRUE(put && put->code() == wire::OK);
+  NodeConfig small = config;
+  small.max_value_bytes = 500;
+  net.AddNode(Addr(9), small, Addr(2));
+  std::string why;
+  EXPECT_TRUE(net.RunUntil([&] { return PlacedExactly(net, keys, &why); }, 60000)) << why;
+  // The new node refuses the big record, so the node it replaced keeps its copy.
+  EXPECT_EQ(LiveHolders(net)[big], ExpectedHolders(big, addrs));
+}
+
 TEST(ReplicationTest, AJoinHandOverOfManyBatchesCompletes) {
   // Hand-overs larger than one batch continue after the last key sent (copies are kept, so
   // erasing cannot be what moves them forward).

@@ -92,13 +92,20 @@ void Cleanup::OnReplicaSet(const wire::Envelope* response) {
 void Cleanup::Drop(const Id& from, const Id& to, std::vector<NodeRef> holders) {
   // Our copies of (from, to] go to every holder first; only once all of them confirm are
   // they erased here.
+  std::optional<Id> after;
+  if (resume_ && resume_->from == from && resume_->to == to) after = resume_->after;
   auto page = ctx_.records.ReadPage(
-      KeyRange{from, to}, std::nullopt, PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX},
+      KeyRange{from, to}, after, PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX},
       [this](const Id& id, const wire::Record&) { return !ctx_.ring.Owns(id); });
   if (!page.ok()) return Advance(std::nullopt);
-  if (page->records.empty()) return Advance(owner_.id);
+  if (page->records.empty()) {
+    resume_.reset();
+    return Advance(owner_.id);
+  }
   holders_ = std::move(holders);
+  from_ = from;
   sent_ = StampsOf(*page);
+  refused_.assign(sent_.size(), false);
   more_ = page->more;
   pending_ = holders_.size();
   all_ok_ = true;
@@ -111,29 +118,56 @@ void Cleanup::Drop(const Id& from, const Id& to, std::vector<NodeRef> holders) {
   }
 }
 
+bool Cleanup::NoteRefused(const wire::ReplicateResponse& response) {
+  if (response.refused() == 0) return true;
+  if (response.refused_at_size() != static_cast<int>(response.refused())) return false;
+  for (const uint32_t at : response.refused_at()) {
+    if (at >= refused_.size()) return false;
+  }
+  for (const uint32_t at : response.refused_at()) refused_[at] = true;
+  return true;
+}
+
 void Cleanup::OnDropped(const wire::Envelope* response) {
   const bool answered = response != nullptr && response->has_replicate_resp() &&
                         response->replicate_resp().code() == wire::OK;
-  // A holder that refused a record (outside its limits) does not hold it: our copies stay.
-  const bool refused = answered && response->replicate_resp().refused() > 0;
   if (answered) ctx_.counters.keys_repaired += response->replicate_resp().stored();
-  all_ok_ = all_ok_ && answered && !refused;
+  // A holder that refused records (outside its limits) does not hold them: our copies of those
+  // stay. One that does not say which it refused keeps the whole page here.
+  const bool named = answered && NoteRefused(response->replicate_resp());
+  all_ok_ = all_ok_ && named;
   all_answered_ = all_answered_ && answered;
   if (--pending_ > 0) return;
-  // A refusal would come again next round: the walk goes on past this range, keeping it.
-  if (!all_ok_) return Advance(all_answered_ ? std::optional<Id>(owner_.id) : std::nullopt);
+  if (!all_answered_) return Advance(std::nullopt);  // this page again next round
   std::vector<RecordStamp> drop;
-  for (const RecordStamp& r : sent_) {
-    if (!ctx_.ring.Owns(r.key_id)) drop.push_back(r);  // ours again meanwhile: keep it
+  size_t kept = 0;
+  for (size_t i = 0; i < sent_.size(); ++i) {
+    if (!all_ok_ || refused_[i]) {
+      ++kept;
+    } else if (!ctx_.ring.Owns(sent_[i].key_id)) {  // ours again meanwhile: keep it
+      drop.push_back(sent_[i]);
+    }
   }
   auto erased = ctx_.records.EraseIfUnchanged(drop, /*tombstones_only=*/false);
   const uint64_t n = erased.ok() ? *erased : 0;
   ctx_.counters.keys_dropped += n;
   std::string names;
   for (const NodeRef& h : holders_) names += (names.empty() ? "" : ", ") + h.addr;
-  ctx_.Log(LogLevel::kInfo, "dropped " + std::to_string(n) +
-                                " keys no longer in this node's replica sets; held by " + names);
-  Advance(more_ ? std::nullopt : std::optional<Id>(owner_.id));
+  ctx_.Log(LogLevel::kInfo,
+           "dropped " + std::to_string(n) +
+               " keys no longer in this node's replica sets; held by " + names +
+               (kept > 0 ? "; kept " + std::to_string(kept) +
+                               " that a holder refused as outside its limits (check that every "
+                               "node runs with the same limits and synchronized clocks)"
+                         : ""));
+  if (more_) {
+    // The next page follows on after this one (a refused record would head it again), in
+    // the next round.
+    resume_ = Resume{from_, owner_.id, sent_.back().key_id};
+    return Advance(std::nullopt);
+  }
+  resume_.reset();
+  Advance(owner_.id);
 }
 
 }  // namespace chord

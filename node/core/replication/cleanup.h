@@ -3,7 +3,9 @@
 // own, one owner's range at a time (continuing where the last round stopped): it looks the
 // range's owner up, asks it for its replica set, and if this process is not in it, first
 // sends its copies to every holder and erases them here only once all of them confirmed
-// (where still unchanged). Started by AntiEntropy; the node's thread only.
+// (where still unchanged), a page at a time. A record a holder refused (outside its limits)
+// is kept here; the rest of its page is erased and the walk goes on after it. Started by
+// AntiEntropy; the node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_CLEANUP_H_
 #define CHORD_NODE_CORE_REPLICATION_CLEANUP_H_
 
@@ -38,8 +40,12 @@ class Cleanup {
   // Visits the next foreign range, if any is left for this round.
   void Next();
   void OnReplicaSet(const wire::Envelope* response);
-  // Sends our copies of (from, to] to every holder (a page at a time).
+  // Sends our copies of (from, to] to every holder (a page at a time, the next one after the
+  // last page of the same range that every holder answered).
   void Drop(const Id& from, const Id& to, std::vector<NodeRef> holders);
+  // Notes the records `response` says its holder refused; false if it refused some without
+  // naming them (an older build), or named positions that were not sent.
+  bool NoteRefused(const wire::ReplicateResponse& response);
   void OnDropped(const wire::Envelope* response);
   // The range is done: continue after `cursor`, or stop this round (nullopt).
   void Advance(const std::optional<Id>& cursor);
@@ -56,7 +62,17 @@ class Cleanup {
   Id key_id_;
   NodeRef owner_;
   std::vector<NodeRef> holders_;
+  Id from_;  // where the range begins
   std::vector<RecordStamp> sent_;
+  std::vector<bool> refused_;  // by position in sent_: some holder refused it
+  // Where the next page of the range (from, to] begins: after the last record of a page that
+  // every holder answered.
+  struct Resume {
+    Id from;
+    Id to;
+    Id after;
+  };
+  std::optional<Resume> resume_;
   size_t pending_ = 0;
   bool all_ok_ = true;
   bool all_answered_ = true;  // every holder answered OK (some may have refused records)

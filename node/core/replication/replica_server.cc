@@ -48,15 +48,17 @@ void ReplicaServer::HandleReplicate(ReplyToken from, const wire::Envelope& reque
       r->set_chain_broken(true);
     }
   }
-  for (const auto& rec : rr.records()) {
+  for (int i = 0; i < rr.records_size(); ++i) {
+    const wire::Record& rec = rr.records(i);
     bool stored = false;
     wire::Record kept;
     Status s = ctx_.records.StoreIfNewer(Id::Sha1(rec.key()), rec, &stored, &kept, link);
     if (s.code() == Status::Code::kInvalidArgument) {
       // Outside our limits (a version further ahead of our clock than the skew we allow, a
-      // value over our limit): dropped, and counted in the answer, so that the sender does
+      // value over our limit): dropped, and named in the answer, so that the sender does
       // not take it for a copy kept here.
       ++refused;
+      r->add_refused_at(static_cast<uint32_t>(i));
       continue;
     }
     if (!s.ok()) {
@@ -104,9 +106,11 @@ void ReplicaServer::HandleHint(ReplyToken from, const wire::Envelope& request) {
   }
   uint32_t stored_count = 0;
   uint32_t refused = 0;
-  for (const auto& rec : request.replicate().records()) {
+  for (int i = 0; i < request.replicate().records_size(); ++i) {
+    const wire::Record& rec = request.replicate().records(i);
     if (!ctx_.records.RecordProblem(rec).empty()) {
-      ++refused;  // outside the limits: dropped, and counted in the answer
+      ++refused;  // outside the limits: dropped, and named in the answer
+      r->add_refused_at(static_cast<uint32_t>(i));
       continue;
     }
     auto added = hints_.Add(*target, rec);
