@@ -98,6 +98,10 @@ class ChordNode {
   void ShareBudgets(RequestBudget* coordinated, RequestBudget* owned) {
     ctx_.ShareBudgets(coordinated, owned);
   }
+  // The count of keys the process's expiry indexes refused for lack of room, shared by its
+  // vnodes, which share its store (ExpiryIndex::ShareRefusals). Before the first input; it
+  // must outlive the node.
+  void ShareExpiryRefusals(uint64_t* shared) { ctx_.records.expiry().ShareRefusals(shared); }
 
   // --- output: what the driver must do now
   Ready TakeReady();

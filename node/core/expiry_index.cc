@@ -14,8 +14,7 @@ void ExpiryIndex::Note(uint64_t expires_unix_ms, const Id& key_id, const std::st
     return;
   }
   if (by_key_.size() >= max_entries_) {
-    overflowed_ = true;
-    ++refusals_;
+    ++*refusals_;
     return;
   }
   it = by_key_.emplace(Key(key_id, key), expires_unix_ms).first;

@@ -5,11 +5,14 @@
 // again with an expiry moves its entry to the new time, so a key refreshed often with a long
 // TTL (a lease, a session) takes one entry, not one per write; a key deleted or written
 // without an expiry is forgotten. Bounded by its capacity (NodeConfig::max_expiry_index_entries
-// keys): once a key could not be indexed for lack of room, `overflowed()` is true and the sweeper
-// also scans the store in slices, noting what it finds, until a whole pass of the store was made
-// with no key refused (`refusals()` unchanged): then it calls EndOverflow(). Entries may be stale
-// (the key was erased by a hand-over or clean-up since); the sweeper checks the stored record. Not
-// copyable (its time order points into its key map). Not thread-safe; the node's thread only.
+// keys): once a key could not be indexed for lack of room, `overflowed()` is true and the
+// sweeper also scans the store in slices, noting what it finds, until a whole pass of the store
+// was made with no key refused (`refusals()` unchanged): then it calls EndOverflow(). The vnodes
+// of a process share their store and count refusals together (ShareRefusals): a key refused
+// by one position's index may be another's to expire, so every position makes that pass. Entries
+// may be stale (the key was erased by a hand-over or clean-up since); the sweeper checks the
+// stored record. Not copyable (its time order points into its key map). Not thread-safe; the
+// node's thread only.
 #ifndef CHORD_NODE_CORE_EXPIRY_INDEX_H_
 #define CHORD_NODE_CORE_EXPIRY_INDEX_H_
 
@@ -47,12 +50,22 @@ class ExpiryIndex {
   // at the same time by key id, then key).
   std::vector<Entry> TakeDue(uint64_t now_wall_ms, size_t max);
   size_t size() const { return by_key_.size(); }
-  bool overflowed() const { return overflowed_; }
-  // Keys not indexed for lack of room, ever (each Note of a new key refused counts).
-  uint64_t refusals() const { return refusals_; }
+  // Some key was refused since the last EndOverflow (or ever).
+  bool overflowed() const { return *refusals_ != settled_; }
+  // Keys not indexed for lack of room, ever (each Note of a new key refused counts), by this
+  // index or those it shares the count with.
+  uint64_t refusals() const { return *refusals_; }
   // The caller has seen every key with an expiry in the store indexed: a whole pass of the
   // store noted each one, and refusals() did not change meanwhile.
-  void EndOverflow() { overflowed_ = false; }
+  void EndOverflow() { settled_ = *refusals_; }
+  // Counts refusals in `shared` (which must outlive the index), with the other indexes of the
+  // process's positions, from now on; refusals so far are added to it, and the index counts as
+  // overflowed while `shared` is above 0 until its next EndOverflow. Before any pass.
+  void ShareRefusals(uint64_t* shared) {
+    *shared += *refusals_;
+    refusals_ = shared;
+    settled_ = 0;
+  }
 
  private:
   using Key = std::pair<Id, std::string>;
@@ -77,8 +90,9 @@ class ExpiryIndex {
   ByKey by_key_;                    // each key's expiry time
   std::set<Due, Earlier> by_time_;  // the same entries, by expiry time
   size_t max_entries_;
-  bool overflowed_ = false;
-  uint64_t refusals_ = 0;
+  uint64_t own_refusals_ = 0;
+  uint64_t* refusals_ = &own_refusals_;  // own_refusals_, or the process's (ShareRefusals)
+  uint64_t settled_ = 0;                 // refusals() at the last EndOverflow
 };
 
 }  // namespace chord

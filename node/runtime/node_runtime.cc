@@ -181,6 +181,7 @@ Status NodeRuntime::Start() {
     // The vnodes share the process's connections: its budgets of requests under way are
     // theirs together.
     v.node->ShareBudgets(&coordinated_budget_, &owned_budget_);
+    v.node->ShareExpiryRefusals(&expiry_refusals_);
     v.node->SetProcessStats(&process_stats_);
     v.log_prefix = count == 1 ? "" : "[#" + std::to_string(i) + "] ";
     vnodes_.push_back(std::move(v));

@@ -256,6 +256,7 @@ class NodeRuntime final {
   RequestBudget coordinated_budget_{
       RequestBudget::HalfLimit(options_.node.max_request_bytes_in_flight)};
   RequestBudget owned_budget_{RequestBudget::HalfLimit(options_.node.max_request_bytes_in_flight)};
+  uint64_t expiry_refusals_ = 0;  // keys the vnodes' expiry indexes refused, together
   std::vector<Vnode> vnodes_;  // vnode i at index i
   std::vector<size_t> leave_order_;
   size_t leaving_index_ = 0;  // position in leave_order_ of the vnode leaving now

@@ -110,5 +110,35 @@ TEST(ExpiryIndexTest, DistinctKeysBeyondTheBoundOverflow) {
   EXPECT_EQ(index.refusals(), 2u);
 }
 
+// The vnodes of a process share their store and their count of refusals: a key refused by one
+// position's index may be another's to expire, so each counts as overflowed until it has made
+// its own clean pass (EndOverflow). Refusals before sharing count too.
+TEST(ExpiryIndexTest, PositionsSharingACountOfRefusalsOverflowTogether) {
+  ExpiryIndex a(1), b(1), c(1);
+  a.Note(kT0 + 1'000, Id::Sha1("a1"), "a1");
+  a.Note(kT0 + 1'000, Id::Sha1("a2"), "a2");  // refused before sharing
+  EXPECT_TRUE(a.overflowed());
+  uint64_t shared = 0;
+  a.ShareRefusals(&shared);
+  b.ShareRefusals(&shared);
+  c.ShareRefusals(&shared);
+  EXPECT_EQ(shared, 1u);
+  EXPECT_TRUE(a.overflowed());
+  EXPECT_TRUE(b.overflowed());
+  a.EndOverflow();
+  b.EndOverflow();
+  c.EndOverflow();
+  EXPECT_FALSE(a.overflowed() || b.overflowed() || c.overflowed());
+  b.Note(kT0 + 1'000, Id::Sha1("b1"), "b1");
+  EXPECT_FALSE(b.overflowed());
+  b.Note(kT0 + 1'000, Id::Sha1("b2"), "b2");  // refused by b: every position scans again
+  EXPECT_EQ(shared, 2u);
+  EXPECT_TRUE(a.overflowed() && b.overflowed() && c.overflowed());
+  EXPECT_EQ(a.refusals(), 2u);
+  a.EndOverflow();
+  EXPECT_FALSE(a.overflowed());
+  EXPECT_TRUE(b.overflowed());
+}
+
 }  // namespace
 }  // namespace chord

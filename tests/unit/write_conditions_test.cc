@@ -223,5 +223,37 @@ TEST(ExpirySweeperTest, KeysBeyondTheIndexExpireAndTheScanStopsOnceTheIndexHolds
   }
 }
 
+// The same over passes of several slices (more records than one slice visits): the overflow
+// ends only after a pass that went all the way round the store from where it began.
+TEST(ExpirySweeperTest, TheScanStopsAfterAPassOfSeveralSlices) {
+  NodeConfig config = Config();
+  config.replicas = 1;
+  config.max_expiry_index_entries = 5'000;
+  sim::SimNetwork net(test_support::Net(12));
+  const std::string a = Addr(1);
+  net.AddNode(a, config, "");
+  net.RunFor(1000);
+  auto slices = [&] { return net.node(a)->counters().expiry_scan_slices; };
+  const int keys = 5'100;  // more than a slice (4,096), 100 more than the index holds
+  for (int i = 0; i < keys; ++i) {
+    auto put = Put(net, a, "long" + std::to_string(i), 600'000);
+    ASSERT_TRUE(put && put->code() == wire::OK) << i;
+  }
+  net.RunFor(3000);
+  const uint64_t while_full = slices();
+  EXPECT_GT(while_full, 0u);
+  net.RunFor(3000);
+  EXPECT_GE(slices(), while_full + 2);
+  for (int i = 0; i < 200; ++i) {
+    auto del = Delete(net, a, "long" + std::to_string(i));
+    ASSERT_TRUE(del && del->code() == wire::OK) << i;
+  }
+  net.RunFor(6000);
+  const uint64_t after_pass = slices();
+  net.RunFor(5000);
+  EXPECT_EQ(slices(), after_pass);
+  EXPECT_GE(after_pass, while_full + 4);
+}
+
 }  // namespace
 }  // namespace chord

@@ -121,8 +121,10 @@ void Cleanup::Drop(const Id& from, const Id& to, std::vector<NodeRef> holders) {
 bool Cleanup::NoteRefused(const wire::ReplicateResponse& response) {
   if (response.refused() == 0) return true;
   if (response.refused_at_size() != static_cast<int>(response.refused())) return false;
-  for (const uint32_t at : response.refused_at()) {
-    if (at >= refused_.size()) return false;
+  // Positions of what was sent, ascending: each refusal names its own record.
+  for (int i = 0; i < response.refused_at_size(); ++i) {
+    const uint32_t at = response.refused_at(i);
+    if (at >= refused_.size() || (i > 0 && at <= response.refused_at(i - 1))) return false;
   }
   for (const uint32_t at : response.refused_at()) refused_[at] = true;
   return true;

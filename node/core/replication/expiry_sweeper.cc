@@ -61,11 +61,10 @@ void ExpirySweeper::ScanSlice() {
     if (visited++ >= kScanSlice) return false;
     last = id;
     if (rec.deleted() || rec.expires_unix_ms() == 0 || !Id::InHalfOpen(id, from, to)) return true;
-    if (rec.expires_unix_ms() <= now) {
-      due.emplace_back(id, rec.key());
-    } else {
-      index.Note(rec.expires_unix_ms(), id, rec.key());  // as at start-up (ObserveAllVersions)
-    }
+    // As at start-up (ObserveAllVersions). A due key too: should its expiry fail below, the
+    // index still holds it for the next sweep.
+    index.Note(rec.expires_unix_ms(), id, rec.key());
+    if (rec.expires_unix_ms() <= now) due.emplace_back(id, rec.key());
     return true;
   });
   if (!s.ok()) return;
