@@ -1452,6 +1452,79 @@ TEST(ReplicationTest, TwoPutsStampedAlikeByTwoCoordinatorsAreBothKeptInVersionOr
   }
 }
 
+// A replica that a join pushes out of the owner's group while it is down (its entry still
+// on the successor list) must count as missing once it is taken off the list: it holds the
+// live value a later delete replaces, and when it runs again its clean-up walk pushes that
+// value to the key's holders. Before, it was looked at only in the round it left the group,
+// while still listed, and never again, so the tombstone was purged and the key came back; and
+// a missing member was forgotten as soon as it was listed again, even outside the group.
+TEST(ReplicationTest, AReplicaPushedOutOfTheGroupWhileDownDoesNotBringItsDeletedKeyBack) {
+  for (uint64_t seed : {21, 22, 23}) {
+    SimNetwork net(Net(seed));
+    NodeConfig c = ReplicatedConfig();
+    c.rpc_timeout_ms = 3000;  // the paused replica stays listed while the join settles
+    c.tombstone_grace_ms = 1000;
+    const std::string key = "pushed-out";
+    std::vector<std::string> addrs;
+    for (int i = 1; i <= 5; ++i) addrs.push_back(Addr(i));
+    const auto order = ClockwiseFromOwner(key, addrs);
+    const std::string owner = order[0], next = order[1], down = order[2];
+    for (int i = 1; i <= 5; ++i) {
+      net.AddNode(Addr(i), c, i == 1 ? "" : Addr(1));
+      net.RunFor(300);
+    }
+    net.RunFor(5000);
+    auto put = Put(net, Addr(1), key, "old");
+    ASSERT_TRUE(put && put->code() == wire::OK) << "seed " << seed;
+    // A new node between the owner and its first replica (from the sorted SHA-1 ids), joining
+    // through the owner: it takes the second replica's place in the owner's group.
+    std::string joiner;
+    for (int i = 6; i < 1000 && joiner.empty(); ++i) {
+      if (Id::InHalfOpen(Id::Sha1(Addr(i)), Id::Sha1(owner), Id::Sha1(next))) joiner = Addr(i);
+    }
+    ASSERT_FALSE(joiner.empty());
+    const auto listed = [&](const std::string& addr) {
+      for (const NodeRef& n : net.node(owner)->successors()) {
+        if (n.addr == addr) return true;
+      }
+      return false;
+    };
+    net.Pause(down);
+    net.AddNode(joiner, c, owner);
+    addrs.push_back(joiner);
+    ASSERT_TRUE(net.RunUntil([&] { return listed(joiner); }, 30'000)) << "seed " << seed;
+    EXPECT_TRUE(listed(down)) << "seed " << seed << ": the replica left the list before the join";
+    ASSERT_TRUE(net.RunUntil([&] { return !listed(down); }, 60'000)) << "seed " << seed;
+    auto del = Del(net, owner, key);
+    ASSERT_TRUE(del && del->code() == wire::OK) << "seed " << seed;
+    net.RunFor(10'000);  // well past the grace
+    wire::Record rec;
+    EXPECT_TRUE(net.store(owner)->Get(Id::Sha1(key), key, &rec).ok() && rec.deleted())
+        << "seed " << seed << ": the tombstone was purged while a replica with the value was down";
+    // Running again, the replica is listed again but stays outside the group, where no round
+    // compares with it; its clean-up walk's pushes are lost for 10 s (a slow link): it must
+    // stay missing, or the tombstone is purged before its old value arrives.
+    bool walk_lost = true;
+    net.SetDrop([&](const std::string& from, const std::string&, const wire::Envelope& m) {
+      return walk_lost && from == down && m.has_replicate();
+    });
+    net.At(10'000, owner, [&walk_lost] { walk_lost = false; });
+    net.Resume(down);
+    net.RunFor(30'000);
+    net.SetDrop(nullptr);
+    for (const auto& a : addrs) {
+      wire::Record held;
+      if (net.store(a)->Get(Id::Sha1(key), key, &held).ok()) {
+        EXPECT_TRUE(held.deleted())
+            << "seed " << seed << ": " << a << " holds the deleted key live";
+      }
+    }
+    auto get = Get(net, owner, key);
+    ASSERT_TRUE(get) << "seed " << seed;
+    EXPECT_EQ(get->code(), wire::NOT_FOUND) << "seed " << seed;
+  }
+}
+
 TEST(ReplicationTest, AntiEntropyRepairsAWipedReplicaAndCostsOneMessageWhenClean) {
   SimNetwork net(Net(6));
   auto addrs = StartRing(net, 5);
