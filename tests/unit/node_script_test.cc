@@ -243,6 +243,15 @@ class ScriptRunner {
       e.mutable_ping_resp();
     } else if (type == "transfer") {
       e.mutable_transfer_resp()->set_code(wire::OK);
+    } else if (type == "put") {
+      // An owner's answer to a put it was forwarded: OK, at version=N; superseded=N: a newer
+      // write (version N) outranked it there.
+      auto* d = e.mutable_data_resp();
+      d->set_code(wire::OK);
+      d->set_acks(1);
+      d->set_required(1);
+      if (f.count("version") != 0) d->set_version(std::stoull(f.at("version")));
+      if (f.count("superseded") != 0) d->set_superseded_by(std::stoull(f.at("superseded")));
     }
     return e;
   }
@@ -253,9 +262,29 @@ class ScriptRunner {
     ASSERT_TRUE(sent) << Where() << ": no pending " << type << " to " << from;
     wire::Envelope e = Answer(type, from, f);
     if (type == "replicate") ReplicateAnswer(sent->envelope, f, &e);
+    if (type == "sync_pull") PullAnswer(sent->envelope, f, &e);
     e.set_request_id(sent->envelope.request_id());
     node_->OnResponse(now_, e);
     Drain();
+  }
+
+  // A member's answer to a pull of one key's id (a quorum read): OK, with version=N its
+  // record of the stored key-i whose id the pull ends at (version N, no writer), else none.
+  void PullAnswer(const wire::Envelope& request, const std::map<std::string, std::string>& f,
+                  wire::Envelope* e) const {
+    auto* r = e->mutable_sync_pull_resp();
+    r->set_code(wire::OK);
+    if (f.count("version") == 0) return;
+    for (int i = 1; i <= records_; ++i) {
+      const std::string key = "key-" + std::to_string(i);
+      if (Id::Sha1(key).ToBytes() != request.sync_pull().to_id()) continue;
+      wire::Record* rec = r->add_records();
+      rec->set_key(key);
+      rec->set_value("theirs");
+      rec->set_version(std::stoull(f.at("version")));
+      return;
+    }
+    FAIL() << Where() << ": the pull names no stored key";
   }
 
   // A replica's answer to `request`: OK; tie=yes: it kept a record of the same key and
@@ -352,6 +381,7 @@ class ScriptRunner {
         if (f.count("writer") != 0) put->set_writer(L().Node(f.at("writer")).id.ToBytes());
         if (f.count("level") != 0 && f.at("level") == "all")
           put->set_consistency(wire::CONSISTENCY_ALL);
+        if (f.count("if_version") != 0) put->set_if_version(std::stoull(f.at("if_version")));
       }
     } else {
       FAIL() << Where() << ": unknown request " << type;
@@ -419,6 +449,15 @@ void ScriptRunner::Expect(const std::vector<std::string>& w,
       return BodyName(r.envelope) == w[2] && r.to == TokenOf(w[4]);
     });
     EXPECT_TRUE(found) << Where() << ": no " << w[2] << " reply to " << w[4];
+  } else if (what == "counter") {
+    // "expect counter: keys_repaired=N": the node's counters.
+    for (const auto& [k, v] : f) {
+      if (k == "keys_repaired") {
+        EXPECT_EQ(std::to_string(node_->counters().keys_repaired), v) << Where();
+      } else {
+        ADD_FAILURE() << Where() << ": unknown counter " << k;
+      }
+    }
   } else if (what == "replicated") {
     // "expect replicated to X: stored=N refused=N": the last replicate_resp answer to X.
     const Ready::Reply* last = LastReply("replicate_resp", w[3]);
@@ -494,7 +533,8 @@ INSTANTIATE_TEST_SUITE_P(Scripts, NodeScriptTest,
                          ::testing::Values("stabilize.txt", "rectify.txt", "leave_notice.txt",
                                            "join.txt", "lookup.txt", "hand_over.txt",
                                            "owned_reads.txt", "merge.txt", "cleanup.txt",
-                                           "owner_writes.txt", "request_budget.txt"),
+                                           "owner_writes.txt", "request_budget.txt",
+                                           "coordinator_writes.txt"),
                          [](const auto& info) {
                            std::string name = info.param;
                            name = name.substr(0, name.find('.'));

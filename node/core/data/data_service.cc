@@ -236,7 +236,10 @@ void DataService::OnDataDone(OpRef ref, wire::DataResponse&& response) {
 
 void DataService::OnAnswer(uint64_t id, wire::DataResponse&& response) {
   DataOp& op = ops_[id];
-  if (response.code() == wire::CONFLICT && op.unanswered) {
+  // A conditional write that a newer write outranked (not expected: see SupersededConditional).
+  const bool conditional_superseded =
+      response.code() == wire::OK && response.superseded_by() != 0 && ConditionOf(op.request).any();
+  if ((response.code() == wire::CONFLICT || conditional_superseded) && op.unanswered) {
     // An earlier attempt got no answer and may have been applied: its own write can be what
     // the condition now fails against. "Not applied" would invite the client to apply it twice.
     response.Clear();
@@ -246,10 +249,7 @@ void DataService::OnAnswer(uint64_t id, wire::DataResponse&& response) {
         "no answer); read the key to find out before retrying");
     return Finish(id, std::move(response));
   }
-  if (response.code() == wire::OK && response.superseded_by() != 0 &&
-      ConditionOf(op.request).any()) {
-    return Finish(id, SupersededConditional(response.superseded_by()));
-  }
+  if (conditional_superseded) return Finish(id, SupersededConditional(response.superseded_by()));
   if (response.code() == wire::OK && response.superseded_by() != 0) {
     // Another write, newer than this one, got there first. The client still waits for this
     // one, which it issued to take effect: it goes again, above the newer version.

@@ -88,9 +88,11 @@ void QuorumRead::Finish(uint64_t id) {
     // A member held a newer version than the owner: the owner takes it (it must not serve
     // older), then every answering member behind it gets it.
     if (!AtLeastAsNew(op.own, newest)) {
-      Status s = ctx_.records.StoreIfNewer(op.key_id, *newest);
+      // Counted only when stored: a newer write may have reached this node meanwhile.
+      bool stored = false;
+      Status s = ctx_.records.StoreIfNewer(op.key_id, *newest, &stored);
       if (s.ok()) {
-        ++ctx_.counters.keys_repaired;
+        if (stored) ++ctx_.counters.keys_repaired;
       } else {
         ctx_.Log(LogLevel::kError, "cannot store a newer copy: " + s.message());
       }
