@@ -1278,6 +1278,10 @@ TEST(ReplicationTest, AFallBackReadWhoseHoldersHoldNoRecordIsNotTakenForNotFound
   ASSERT_TRUE(r);
   EXPECT_EQ(r->code(), wire::OK) << r->error();
   EXPECT_EQ(r->value(), "acknowledged");
+  // Answered as a get the owner serves is: the copies that answered, one required (before,
+  // a replica's answer passed on as it was said 0 of 0).
+  EXPECT_GE(r->acks(), 1u);
+  EXPECT_EQ(r->required(), 1u);
 }
 
 TEST(ReplicationTest, DeletesAreTombstonesThatReachEveryHolderAndArePurgedLater) {

@@ -161,7 +161,14 @@ void ReplicaReads::Finish(uint64_t id) {
                   " checks a condition against every replica and their answers came too late to "
                   "decide on; retry";
   }
-  if (!op.every) op.best.clear_writer();  // only a condition read's requester uses it
+  if (!op.every) {
+    op.best.clear_writer();  // only a condition read's requester uses it
+    // Answered as the owner answers a get: the copies that answered, one required, and no
+    // version for a key that is absent (a replica tells its tombstone's).
+    op.best.set_acks(op.answered);
+    op.best.set_required(1);
+    if (op.best.code() == wire::NOT_FOUND) op.best.clear_version();
+  }
   if (!unavailable.empty()) {
     op.best.Clear();
     op.best.set_code(wire::UNAVAILABLE);
