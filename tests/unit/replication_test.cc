@@ -1219,6 +1219,30 @@ TEST(ReplicationTest, AConditionalWriteWithAnUnansweredAttemptIsNotSaidToHaveWri
   EXPECT_NE(r->error().find("may or may not have been applied"), std::string::npos) << r->error();
 }
 
+// A conditional write that asks for more copies than keys have is refused as invalid before
+// its condition is looked at, as an unconditional one is (before, a condition that did not
+// hold answered CONFLICT, and counted as a conflict, after the replicas were asked).
+TEST(ReplicationTest, AConditionalWriteAskingForMoreCopiesThanKeysHaveIsInvalid) {
+  SimNetwork net(Net(15));
+  StartRing(net, 4);
+  auto put = Put(net, Addr(1), "counted", "1");
+  ASSERT_TRUE(put && put->code() == wire::OK);
+  for (const uint64_t if_version : {put->version(), put->version() + 1}) {
+    wire::Envelope e = PutIfRequest("counted", "2", if_version);
+    e.mutable_put()->set_required(kReplicas + 1);
+    auto r = DataCall(net, Addr(2), std::move(e));
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->code(), wire::INVALID) << if_version << ": " << r->error();
+    EXPECT_NE(r->error().find("replicas"), std::string::npos) << r->error();
+  }
+  uint64_t conflicts = 0;
+  for (int i = 1; i <= 4; ++i) conflicts += net.node(Addr(i))->counters().cas_conflicts;
+  EXPECT_EQ(conflicts, 0u);
+  auto get = Get(net, Addr(3), "counted");
+  ASSERT_TRUE(get && get->code() == wire::OK);
+  EXPECT_EQ(get->value(), "1");
+}
+
 TEST(ReplicationTest, ALeaseRetriedAfterItsOwnerCouldNotCheckItRunsFromTheAttemptApplied) {
   // An if-absent put with a one-second time to live of a fresh key, while its owner is cut
   // from its replicas for 1.5 s: tried again until the cut heals, it is versioned afresh, so

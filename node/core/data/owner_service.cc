@@ -302,6 +302,16 @@ void OwnerService::ServeWrite(wire::Envelope& request, const Id& key_id, OpRef r
   if (std::string problem = ConditionProblem(request); !problem.empty()) {
     return Refuse(requester, wire::INVALID, std::move(problem));
   }
+  if (ConditionOf(request).any()) {
+    // A level that cannot be met is refused before the condition is looked at, as an
+    // unconditional write's is (WriteCoordinator::Start), not after asking the replicas.
+    const bool put = request.has_put();
+    const Needed needed =
+        WritesNeeded(put ? request.put().consistency() : request.del().consistency(),
+                     put ? request.put().required() : request.del().required(),
+                     replication_.policy().replicas(), replication_.policy().Targets().size() + 1);
+    if (!needed.problem.empty()) return Refuse(requester, wire::INVALID, needed.problem);
+  }
   const bool conditioned =
       ConditionOf(request).any() || (request.has_put() && request.put().ttl_ms() != 0);
   // This node's record of the key, read once; a condition reads only what the record says of
