@@ -27,72 +27,32 @@ std::vector<RecordStamp> Stamps(const std::vector<wire::Record>& records) {
 
 void TombstonePurge::NoteGroup(const std::vector<NodeRef>& replicas, const RingState& ring) {
   const uint64_t now = ctx_.now.mono_ms;
-  const auto is_predecessor = [&ring](const std::string& process) {
-    return ring.predecessor && ring.predecessor->process() == process;
-  };
-  // The ids at which `process` is listed (successor list or predecessor); empty: not listed.
-  const auto listed_at = [&](const std::string& process) {
-    std::vector<Id> ids;
+  auto alive = [&](const std::string& process) {
     for (const NodeRef& n : ring.successors) {
-      if (n.process() == process) ids.push_back(n.id);
+      if (n.process() == process) return true;
     }
-    if (is_predecessor(process)) ids.push_back(ring.predecessor->id);
-    return ids;
-  };
-  // Whether `id` lies where the successor list reaches: a member there that is not listed was
-  // taken off as dead, not pushed beyond the list's end by joins.
-  const auto within_list = [&ring](const Id& id) {
-    return ring.successors.empty() || Id::InHalfOpen(id, ring.self.id, ring.successors.back().id);
+    return ring.predecessor && ring.predecessor->process() == process;
   };
   std::vector<std::string> current;
   for (const NodeRef& r : replicas) current.emplace_back(r.process());
-  const auto in_group = [&current](const std::string& process) {
-    return std::find(current.begin(), current.end(), process) != current.end();
-  };
-  // A replica that dropped out of the group: missing if no position of its process is listed
-  // any more; otherwise (a join pushed it out, or another of its positions is still listed)
-  // watched until it is back in the group or off the list.
+  // A replica that dropped out and is not in the successor list any more (a join pushing it
+  // out of the replica set leaves it there, alive).
   for (const std::string& p : replicas_) {
-    if (in_group(p)) continue;
-    std::vector<Id> ids = listed_at(p);
-    if (ids.empty()) {
+    if (std::find(current.begin(), current.end(), p) == current.end() && !alive(p)) {
       missing_.emplace(p, now);
-    } else {
-      outside_[p] = std::move(ids);
     }
-  }
-  for (auto it = outside_.begin(); it != outside_.end();) {
-    if (in_group(it->first)) {
-      it = outside_.erase(it);
-      continue;
-    }
-    std::vector<Id> ids = listed_at(it->first);
-    if (!ids.empty()) {
-      it->second = std::move(ids);
-      ++it;
-      continue;
-    }
-    // Off the list: dead if it was listed where the list still reaches (it may come back
-    // with copies of our range that it had no time to clean up); beyond it, alive elsewhere.
-    if (std::any_of(it->second.begin(), it->second.end(), within_list)) {
-      missing_.emplace(it->first, now);
-    }
-    it = outside_.erase(it);
   }
   // A predecessor replaced by one before it: this node took its range over.
   if (predecessor_ && ring.predecessor && !predecessor_->SameProcess(*ring.predecessor) &&
       !Id::InHalfOpen(ring.predecessor->id, predecessor_->id, ring.self.id) &&
-      listed_at(std::string(predecessor_->process())).empty()) {
+      !alive(std::string(predecessor_->process()))) {
     missing_.emplace(std::string(predecessor_->process()), now);
   }
   replicas_ = std::move(current);
   if (ring.predecessor) predecessor_ = ring.predecessor;
-  // Back in the group, or as the predecessor: no longer missing. Listed elsewhere is not
-  // enough: no round compares with a member outside the group, and its clean-up walk may
-  // still push its old copies to the holders, which only kept tombstones turn back.
+  // Back in the group (or alive again as the predecessor): no longer missing.
   for (auto it = missing_.begin(); it != missing_.end();) {
-    if (in_group(it->first) || is_predecessor(it->first)) {
-      outside_.erase(it->first);
+    if (alive(it->first)) {
       it = missing_.erase(it);
       ++returns_;
     } else {

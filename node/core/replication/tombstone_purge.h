@@ -9,13 +9,11 @@
 // A member that left this node's replica group (its replicas and, for the range it may take
 // over, its predecessor) without being seen alive since (gone from the successor list, or a
 // predecessor whose range this node took over) is "missing": it may come back with live
-// copies of keys whose tombstones a purge would erase. A replica pushed out of the group while
-// still listed (by a join ahead of it, or through another of its positions) is watched, and
-// missing once it is taken off the list where the list still reaches (dead, not pushed beyond
-// its end). While any member is missing, nothing is purged here; a missing member is forgotten
-// when it is back in the group or as the predecessor (the next clean round includes it, and its
-// stale copies lose to the kept tombstones; a round in flight when it came back, which
-// compared without it, purges nothing: AntiEntropy checks returns()) or after
+// copies of keys whose tombstones a purge would erase. While any member is missing, nothing
+// is purged here; a missing member is forgotten when it is back in the group (the next clean
+// round includes it, and its stale copies lose to the kept tombstones; a round in flight when
+// it came back, which compared without it, purges nothing: AntiEntropy checks returns()) or
+// after
 // kForgetMissingMs (or 10 grace periods, if longer): a node down longer than that must be
 // restarted with an empty data directory.
 #ifndef CHORD_NODE_CORE_REPLICATION_TOMBSTONE_PURGE_H_
@@ -69,8 +67,6 @@ class TombstonePurge {
   std::vector<std::string> replicas_;        // processes of the last group's replicas
   std::optional<NodeRef> predecessor_;       // the last group's predecessor
   std::map<std::string, uint64_t> missing_;  // process -> since when (mono ms)
-  // Processes that left the group while still listed: where they were listed last.
-  std::map<std::string, std::vector<Id>> outside_;
   uint64_t returns_ = 0;
   uint64_t next_id_ = 1;
   std::optional<Id> after_;  // where the next look for tombstones continues
