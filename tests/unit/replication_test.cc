@@ -1480,6 +1480,106 @@ TEST(ReplicationTest, TwoPutsStampedAlikeByTwoCoordinatorsAreBothKeptInVersionOr
   }
 }
 
+// A replica that a join pushes out of the owner's group holds the live value a later delete
+// replaces: it never gets the delete, and its clean-up walk pushes the value to the key's
+// holders. The owner must purge nothing until that replica holds nothing of its range (a
+// probe asks it), or the walk brings the key back; and it must purge once the walk is done.
+// Before, a replica that left the group while still listed was not counted missing (so the
+// tombstone was purged past the grace and the key came back), and counting it missing once it
+// was off the list blocked purges for 24 h when it was alive (a live member is off the list
+// for a round while a small ring settles).
+void PushedOutReplicaKeepsItsDeleteDeleted(uint64_t seed, bool down_while_pushed_out) {
+  SimNetwork net(Net(seed));
+  NodeConfig c = ReplicatedConfig();
+  c.rpc_timeout_ms = 3000;  // a paused replica stays listed while the join settles
+  c.tombstone_grace_ms = 1000;
+  const std::string key = "pushed-out";
+  std::vector<std::string> addrs;
+  for (int i = 1; i <= 5; ++i) addrs.push_back(Addr(i));
+  const auto order = ClockwiseFromOwner(key, addrs);
+  const std::string owner = order[0], next = order[1], pushed = order[2];
+  for (int i = 1; i <= 5; ++i) {
+    net.AddNode(Addr(i), c, i == 1 ? "" : Addr(1));
+    net.RunFor(300);
+  }
+  net.RunFor(5000);
+  auto put = Put(net, Addr(1), key, "old");
+  ASSERT_TRUE(put && put->code() == wire::OK);
+  // A new node between the owner and its first replica (from the sorted SHA-1 ids), joining
+  // through the owner: it takes the second replica's place in the owner's group.
+  std::string joiner;
+  for (int i = 6; i < 1000 && joiner.empty(); ++i) {
+    if (Id::InHalfOpen(Id::Sha1(Addr(i)), Id::Sha1(owner), Id::Sha1(next))) joiner = Addr(i);
+  }
+  ASSERT_FALSE(joiner.empty());
+  const auto listed = [&](const std::string& addr) {
+    for (const NodeRef& n : net.node(owner)->successors()) {
+      if (n.addr == addr) return true;
+    }
+    return false;
+  };
+  // The pushed-out replica's clean-up pushes are lost (a slow link) until `walk_lost` ends.
+  bool walk_lost = true;
+  net.SetDrop([&](const std::string& from, const std::string&, const wire::Envelope& m) {
+    return walk_lost && from == pushed && m.has_replicate();
+  });
+  if (down_while_pushed_out) net.Pause(pushed);
+  net.AddNode(joiner, c, owner);
+  addrs.push_back(joiner);
+  ASSERT_TRUE(net.RunUntil([&] { return listed(joiner); }, 30'000));
+  if (down_while_pushed_out) {
+    EXPECT_TRUE(listed(pushed)) << "the replica left the list before the join";
+    ASSERT_TRUE(net.RunUntil([&] { return !listed(pushed); }, 60'000));
+  } else {
+    net.RunFor(3000);  // the owner's group settles without it
+  }
+  auto del = Del(net, owner, key);
+  ASSERT_TRUE(del && del->code() == wire::OK);
+  net.RunFor(10'000);  // well past the grace
+  wire::Record rec;
+  EXPECT_TRUE(net.store(owner)->Get(Id::Sha1(key), key, &rec).ok() && rec.deleted())
+      << "the tombstone was purged while a replica outside the group held the value";
+  // Running again (listed again, outside the group), its walk's pushes still lost for 10 s.
+  net.At(10'000, owner, [&walk_lost] { walk_lost = false; });
+  if (down_while_pushed_out) net.Resume(pushed);
+  net.RunFor(30'000);
+  net.SetDrop(nullptr);
+  for (const auto& a : addrs) {
+    wire::Record held;
+    if (net.store(a)->Get(Id::Sha1(key), key, &held).ok()) {
+      EXPECT_TRUE(held.deleted()) << a << " holds the deleted key live";
+    }
+  }
+  auto get = Get(net, owner, key);
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->code(), wire::NOT_FOUND);
+  // Once its walk handed its copy on, the probe finds it empty and the tombstone goes (bounded).
+  EXPECT_TRUE(net.RunUntil(
+      [&] {
+        for (const auto& a : addrs) {
+          wire::Record held;
+          if (net.store(a)->Get(Id::Sha1(key), key, &held).ok()) return false;
+        }
+        return true;
+      },
+      60'000))
+      << "the tombstone was never purged";
+}
+
+TEST(ReplicationTest, AReplicaPushedOutOfTheGroupWhileDownDoesNotBringItsDeletedKeyBack) {
+  for (uint64_t seed : {21, 22, 23}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    PushedOutReplicaKeepsItsDeleteDeleted(seed, /*down_while_pushed_out=*/true);
+  }
+}
+
+TEST(ReplicationTest, AReplicaPushedOutOfTheGroupAliveDoesNotBringItsDeletedKeyBack) {
+  for (uint64_t seed : {24, 25, 26}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    PushedOutReplicaKeepsItsDeleteDeleted(seed, /*down_while_pushed_out=*/false);
+  }
+}
+
 TEST(ReplicationTest, AntiEntropyRepairsAWipedReplicaAndCostsOneMessageWhenClean) {
   SimNetwork net(Net(6));
   auto addrs = StartRing(net, 5);

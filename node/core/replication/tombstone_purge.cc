@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "node/core/range_digest.h"
@@ -14,6 +15,11 @@ namespace {
 
 // Records one round looks at for tombstones past their grace, at most.
 constexpr size_t kMaxPurgeVisits = 20'000;
+// Members remembered missing at most (each from this node's own group, so a handful unless
+// the ring churns hard).
+constexpr size_t kMaxMissing = 64;
+// Missing members probed per maintenance round, at most.
+constexpr int kMaxProbesPerRound = 4;
 
 std::vector<RecordStamp> Stamps(const std::vector<wire::Record>& records) {
   std::vector<RecordStamp> out;
@@ -27,46 +33,109 @@ std::vector<RecordStamp> Stamps(const std::vector<wire::Record>& records) {
 
 void TombstonePurge::NoteGroup(const std::vector<NodeRef>& replicas, const RingState& ring) {
   const uint64_t now = ctx_.now.mono_ms;
-  auto alive = [&](const std::string& process) {
-    for (const NodeRef& n : ring.successors) {
-      if (n.process() == process) return true;
-    }
+  const auto in_group = [&replicas](std::string_view process) {
+    return std::any_of(replicas.begin(), replicas.end(),
+                       [process](const NodeRef& r) { return r.process() == process; });
+  };
+  const auto is_predecessor = [&ring](std::string_view process) {
     return ring.predecessor && ring.predecessor->process() == process;
   };
-  std::vector<std::string> current;
-  for (const NodeRef& r : replicas) current.emplace_back(r.process());
-  // A replica that dropped out and is not in the successor list any more (a join pushing it
-  // out of the replica set leaves it there, alive).
-  for (const std::string& p : replicas_) {
-    if (std::find(current.begin(), current.end(), p) == current.end() && !alive(p)) {
-      missing_.emplace(p, now);
-    }
+  // Every replica that left the group, whether it is still listed or not: down, it missed
+  // what was deleted meanwhile; pushed out alive by a join, it holds copies until its clean-up
+  // walk hands them on.
+  for (const NodeRef& r : replicas_) {
+    if (!in_group(r.process())) AddMissing(r, now);
   }
   // A predecessor replaced by one before it: this node took its range over.
   if (predecessor_ && ring.predecessor && !predecessor_->SameProcess(*ring.predecessor) &&
       !Id::InHalfOpen(ring.predecessor->id, predecessor_->id, ring.self.id) &&
-      !alive(std::string(predecessor_->process()))) {
-    missing_.emplace(std::string(predecessor_->process()), now);
+      !in_group(predecessor_->process())) {
+    AddMissing(*predecessor_, now);
   }
-  replicas_ = std::move(current);
+  replicas_ = replicas;
   if (ring.predecessor) predecessor_ = ring.predecessor;
-  // Back in the group (or alive again as the predecessor): no longer missing.
+  // Back in the group, or as the predecessor: no longer missing.
   for (auto it = missing_.begin(); it != missing_.end();) {
-    if (alive(it->first)) {
+    if (in_group(it->first) || is_predecessor(it->first)) {
+      if (it->second.probe != 0) probes_.erase(it->second.probe);
       it = missing_.erase(it);
       ++returns_;
     } else {
       ++it;
     }
   }
+  ProbeMissing(ring, now);
+}
+
+void TombstonePurge::AddMissing(const NodeRef& member, uint64_t now) {
+  const std::string process(member.process());
+  if (missing_.contains(process)) return;
+  if (missing_.size() >= kMaxMissing) {
+    // Forgetting one would let a purge erase what it may bring back: purge nothing instead.
+    overflow_until_ms_ = now + ForgetAfterMs();
+    return;
+  }
+  missing_.emplace(process, Missing{member, now, now, 0});
+  ctx_.Log(LogLevel::kInfo, process +
+                                " left the replica group: no tombstone is purged until it "
+                                "holds nothing of this range or is back");
+}
+
+void TombstonePurge::ProbeMissing(const RingState& ring, uint64_t now) {
+  const auto start = ring.RangeStart();
+  if (!start || ring.awaiting_transfer) return;  // our range is unknown for now
+  const KeyRange range{*start, ring.self.id};
+  std::vector<uint64_t> empty;  // every piece's digest when it holds nothing
+  int sent = 0;
+  for (auto& [process, m] : missing_) {
+    if (sent == kMaxProbesPerRound) break;
+    if (m.probe != 0 || now < m.next_probe_ms) continue;
+    if (empty.empty()) empty.assign(LedgerStore::PieceCount(range.from, range.to), 0);
+    m.probe = next_id_++;
+    m.next_probe_ms = now + std::max(ctx_.config.anti_entropy_ms, ctx_.config.rpc_timeout_ms);
+    probes_.emplace(m.probe, Probe{process, range});
+    ctx_.out.Send(m.member, msg::SyncDigest(ctx_.self(), range.from, range.to, empty),
+                  ctx_.config.rpc_timeout_ms, OpRef{OpKind::kPurge, kProbe, 0, m.probe});
+    ++sent;
+  }
+}
+
+void TombstonePurge::OnProbe(uint64_t id, const wire::Envelope* response) {
+  auto p = probes_.find(id);
+  if (p == probes_.end()) return;
+  const Probe probe = std::move(p->second);
+  probes_.erase(p);
+  auto m = missing_.find(probe.process);
+  if (m == missing_.end() || m->second.probe != id) return;
+  m->second.probe = 0;
+  // It holds nothing of our range (no piece differs from empty), and our range is still the
+  // one it was asked about (a range grown since may hold what it was not asked for).
+  if (response == nullptr || !response->has_sync_digest_resp() ||
+      response->sync_digest_resp().code() != wire::OK ||
+      response->sync_digest_resp().differing_size() != 0) {
+    return;
+  }
+  const auto start = ctx_.ring.RangeStart();
+  if (!start || *start != probe.range.from || ctx_.ring.self.id != probe.range.to) return;
+  ctx_.Log(LogLevel::kInfo, probe.process + " holds nothing of this range: no longer missing");
+  missing_.erase(m);
+}
+
+uint64_t TombstonePurge::ForgetAfterMs() const {
+  return std::max(kForgetMissingMs, 10 * ctx_.config.tombstone_grace_ms);
 }
 
 bool TombstonePurge::MembersMissing() {
-  const uint64_t forget = std::max(kForgetMissingMs, 10 * ctx_.config.tombstone_grace_ms);
+  const uint64_t now = ctx_.now.mono_ms;
   for (auto it = missing_.begin(); it != missing_.end();) {
-    it = ctx_.now.mono_ms >= it->second + forget ? missing_.erase(it) : std::next(it);
+    if (now >= it->second.since_ms + ForgetAfterMs()) {
+      if (it->second.probe != 0) probes_.erase(it->second.probe);
+      it = missing_.erase(it);
+    } else {
+      ++it;
+    }
   }
-  return !missing_.empty();
+  return !missing_.empty() || now < overflow_until_ms_;
 }
 
 void TombstonePurge::Start(const KeyRange& range, const std::vector<NodeRef>& replicas) {
@@ -111,6 +180,7 @@ void TombstonePurge::Start(const KeyRange& range, const std::vector<NodeRef>& re
 }
 
 void TombstonePurge::OnRpc(OpRef ref, const wire::Envelope* response) {
+  if (ref.step == kProbe) return OnProbe(ref.id, response);
   auto it = ops_.find(ref.id);
   if (it == ops_.end()) return;
   PurgeOp& op = it->second;

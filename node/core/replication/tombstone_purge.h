@@ -7,15 +7,19 @@
 // bounded number of records; the next round continues after the last one it looked at.
 //
 // A member that left this node's replica group (its replicas and, for the range it may take
-// over, its predecessor) without being seen alive since (gone from the successor list, or a
-// predecessor whose range this node took over) is "missing": it may come back with live
-// copies of keys whose tombstones a purge would erase. While any member is missing, nothing
-// is purged here; a missing member is forgotten when it is back in the group (the next clean
-// round includes it, and its stale copies lose to the kept tombstones; a round in flight when
-// it came back, which compared without it, purges nothing: AntiEntropy checks returns()) or
-// after
+// over, its predecessor) is "missing": it may hold, or come back with, live copies of keys
+// whose tombstones a purge would erase (down, it missed the delete; pushed out alive by a join,
+// its clean-up walk has still to hand its copies on). While any member is missing, nothing is
+// purged here. Every anti-entropy period a missing member is probed: asked for the digests of
+// this node's range (SyncDigest with every piece empty). It is forgotten when it answers that
+// it holds nothing there (its clean-up walk handed its copies to the holders, where the kept
+// tombstones beat them, or it restarted empty), when it is back in the group or the
+// predecessor (the next clean round includes it; a round in flight when it came back, which
+// compared without it, purges nothing: AntiEntropy checks returns()), or after
 // kForgetMissingMs (or 10 grace periods, if longer): a node down longer than that must be
-// restarted with an empty data directory.
+// restarted with an empty data directory. Being listed elsewhere is not enough: a member
+// briefly off the successor list, or outside the group, is told apart from a dead one by its
+// answer, not by the list.
 #ifndef CHORD_NODE_CORE_REPLICATION_TOMBSTONE_PURGE_H_
 #define CHORD_NODE_CORE_REPLICATION_TOMBSTONE_PURGE_H_
 
@@ -51,22 +55,43 @@ class TombstonePurge {
   // Purges the expired tombstones of `range` (a page of them) on `replicas`, then here;
   // nothing while a member is missing.
   void Start(const KeyRange& range, const std::vector<NodeRef>& replicas);
+  // Answers to purges and probes.
   void OnRpc(OpRef op, const wire::Envelope* response);
   void HandlePurge(ReplyToken from, const wire::Envelope& request);
 
  private:
+  enum Step : uint8_t { kPurge = 0, kProbe = 1 };
   struct PurgeOp {
     std::vector<wire::Record> tombstones;
     size_t pending = 0;
     bool all_ok = true;
   };
+  struct Missing {
+    NodeRef member;              // where it was last seen: the probes go there
+    uint64_t since_ms = 0;       // when it went missing (mono)
+    uint64_t next_probe_ms = 0;  // no probe before then (mono)
+    uint64_t probe = 0;          // the probe in flight, 0: none
+  };
+  struct Probe {
+    std::string process;
+    KeyRange range;  // the range it asked about
+  };
+  // Notes `member` missing from now, unless it is already.
+  void AddMissing(const NodeRef& member, uint64_t now);
+  // Probes the missing members whose turn it is, at most kMaxProbesPerRound.
+  void ProbeMissing(const RingState& ring, uint64_t now);
+  void OnProbe(uint64_t id, const wire::Envelope* response);
+  uint64_t ForgetAfterMs() const;
   void EraseHere(const std::vector<wire::Record>& tombstones);
 
   NodeContext& ctx_;
   std::unordered_map<uint64_t, PurgeOp> ops_;
-  std::vector<std::string> replicas_;        // processes of the last group's replicas
-  std::optional<NodeRef> predecessor_;       // the last group's predecessor
-  std::map<std::string, uint64_t> missing_;  // process -> since when (mono ms)
+  std::vector<NodeRef> replicas_;               // the last group's replicas
+  std::optional<NodeRef> predecessor_;          // the last group's predecessor
+  std::map<std::string, Missing> missing_;      // by process
+  std::unordered_map<uint64_t, Probe> probes_;  // in flight, by id
+  // More members went missing than missing_ holds: nothing is purged until then (mono).
+  uint64_t overflow_until_ms_ = 0;
   uint64_t returns_ = 0;
   uint64_t next_id_ = 1;
   std::optional<Id> after_;  // where the next look for tombstones continues
