@@ -40,6 +40,7 @@ ChordNode::ChordNode(LedgerStore* store, NodeConfig config, NodeRef self, uint64
       watch_(ctx_),
       status_(ctx_, replication_.policy().replicas(), membership_) {
   membership_.set_listener(&replication_.policy());
+  hand_over_.set_missing_members(&replication_.purge());
   RingState& ring = ctx_.ring;
   if (!process_vnodes.empty()) ring.process_vnodes = std::move(process_vnodes);
   if (std::find(ring.process_vnodes.begin(), ring.process_vnodes.end(), ring.self) ==

@@ -13,6 +13,8 @@ namespace {
 
 // Bytes of watched keys' recent changes one hand-over batch carries at most.
 constexpr size_t kMaxHistoryBytesPerBatch = 4u << 20;
+// Missing members read from one batch, at most (a sender keeps fewer).
+constexpr int kMaxHandedOverMissing = 64;
 
 }  // namespace
 
@@ -87,6 +89,10 @@ void HandOver::Send(Batch batch, const std::optional<Id>& after) {
   }
   wire::Envelope transfer = msg::Transfer(ctx_.self(), std::move(records), !page.more);
   for (auto& h : histories) *transfer.mutable_transfer()->add_watch_histories() = std::move(h);
+  if (missing_ != nullptr) {
+    auto* t = transfer.mutable_transfer();
+    for (const NodeRef& m : missing_->Missing()) m.ToWire(t->add_missing());
+  }
   ctx_.out.Send(batch.to, std::move(transfer), ctx_.config.transfer_timeout_ms,
                 OpRef{OpKind::kHandOver, 0, 0, batch.id});
   current_ = std::move(batch);
@@ -182,6 +188,16 @@ void HandOver::HandleTransfer(ReplyToken from, const wire::Envelope& request) {
       if (keys.erase(h.key()) > 0) {
         ctx_.watches.Import(h, ctx_.config.max_value_bytes, ctx_.now.mono_ms);
       }
+    }
+    // Who the sender counts missing may hold stale copies of these records (at most
+    // kMaxHandedOverMissing are read; a member names no one twice, and not us).
+    if (missing_ != nullptr && t.missing_size() > 0) {
+      std::vector<NodeRef> members;
+      for (int i = 0; i < std::min(t.missing_size(), kMaxHandedOverMissing); ++i) {
+        auto m = NodeRef::FromWire(t.missing(i));
+        if (m && !m->SameProcess(ctx_.self())) members.push_back(std::move(*m));
+      }
+      missing_->NoteHandedOver(members);
     }
     ctx_.counters.keys_received += static_cast<uint64_t>(t.records_size());
     if (t.records_size() > 0) {

@@ -21,6 +21,18 @@
 
 namespace chord {
 
+// Who may hold stale copies of this node's records (the tombstone purge's missing members):
+// they go along with every hand-over batch, and the receiver counts them missing too.
+// Implemented by TombstonePurge; called by HandOver on the node's thread.
+class MissingMembers {
+ public:
+  virtual ~MissingMembers() = default;
+  // The members missing now.
+  virtual std::vector<NodeRef> Missing() const = 0;
+  // Members a hand-over's sender counts missing.
+  virtual void NoteHandedOver(const std::vector<NodeRef>& members) = 0;
+};
+
 class HandOver {
  public:
   explicit HandOver(NodeContext& ctx) : ctx_(ctx) {}
@@ -38,6 +50,7 @@ class HandOver {
   // `parent` once `to` has acknowledged the last batch, `false` when a batch failed.
   void ForLeave(const NodeRef& to, OpRef parent);
   bool busy() const { return current_.has_value(); }
+  void set_missing_members(MissingMembers* missing) { missing_ = missing; }
 
   void OnRpc(OpRef op, const wire::Envelope* response);
   void HandleTransfer(ReplyToken from, const wire::Envelope& request);
@@ -65,6 +78,7 @@ class HandOver {
   std::optional<Batch> current_;
   uint64_t next_id_ = 1;
   bool keep_copies_on_join_ = false;
+  MissingMembers* missing_ = nullptr;
 };
 
 }  // namespace chord

@@ -1488,17 +1488,18 @@ TEST(ReplicationTest, TwoPutsStampedAlikeByTwoCoordinatorsAreBothKeptInVersionOr
 // tombstone was purged past the grace and the key came back), and counting it missing once it
 // was off the list blocked purges for 24 h when it was alive (a live member is off the list
 // for a round while a small ring settles).
-void PushedOutReplicaKeepsItsDeleteDeleted(uint64_t seed, bool down_while_pushed_out) {
+void PushedOutReplicaKeepsItsDeleteDeleted(uint64_t seed, bool down_while_pushed_out,
+                                           int nodes = 5) {
   SimNetwork net(Net(seed));
   NodeConfig c = ReplicatedConfig();
   c.rpc_timeout_ms = 3000;  // a paused replica stays listed while the join settles
   c.tombstone_grace_ms = 1000;
   const std::string key = "pushed-out";
   std::vector<std::string> addrs;
-  for (int i = 1; i <= 5; ++i) addrs.push_back(Addr(i));
+  for (int i = 1; i <= nodes; ++i) addrs.push_back(Addr(i));
   const auto order = ClockwiseFromOwner(key, addrs);
   const std::string owner = order[0], next = order[1], pushed = order[2];
-  for (int i = 1; i <= 5; ++i) {
+  for (int i = 1; i <= nodes; ++i) {
     net.AddNode(Addr(i), c, i == 1 ? "" : Addr(1));
     net.RunFor(300);
   }
@@ -1573,10 +1574,103 @@ TEST(ReplicationTest, AReplicaPushedOutOfTheGroupWhileDownDoesNotBringItsDeleted
   }
 }
 
+// In a ring of three the pushed-out replica is also the owner's predecessor: back, it is the
+// predecessor again, which no round of the owner compares with (before, being the predecessor
+// again made it no longer missing).
+TEST(ReplicationTest, AReplicaPushedOutWhileDownAndBackAsThePredecessorIsStillMissing) {
+  for (uint64_t seed : {27, 28, 29}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    PushedOutReplicaKeepsItsDeleteDeleted(seed, /*down_while_pushed_out=*/true, /*nodes=*/3);
+  }
+}
+
 TEST(ReplicationTest, AReplicaPushedOutOfTheGroupAliveDoesNotBringItsDeletedKeyBack) {
   for (uint64_t seed : {24, 25, 26}) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     PushedOutReplicaKeepsItsDeleteDeleted(seed, /*down_while_pushed_out=*/false);
+  }
+}
+
+// A node that joins ahead of an owner takes over part of its range, deleted keys included; a
+// replica the owner counts missing (down while a key was deleted) may hold those keys live.
+// The hand-over carries the owner's missing members, so the new owner purges nothing until
+// that replica holds nothing of its range or is back in its group. Before, the new owner never
+// knew it, purged the tombstone past the grace, and took the value back when it returned.
+TEST(ReplicationTest, ANodeJoiningAheadOfAnOwnerKnowsWhoWasMissingThere) {
+  for (uint64_t seed : {31, 32, 33}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    SimNetwork net(Net(seed));
+    NodeConfig c = ReplicatedConfig();
+    c.tombstone_grace_ms = 1000;
+    const std::string key = "handed-over";
+    std::vector<std::string> addrs;
+    for (int i = 1; i <= 5; ++i) addrs.push_back(Addr(i));
+    const auto order = ClockwiseFromOwner(key, addrs);
+    const std::string owner = order[0], down = order[1];
+    for (int i = 1; i <= 5; ++i) {
+      net.AddNode(Addr(i), c, i == 1 ? "" : Addr(1));
+      net.RunFor(300);
+    }
+    net.RunFor(5000);
+    auto put = Put(net, owner, key, "old");
+    ASSERT_TRUE(put && put->code() == wire::OK);
+    const auto listed = [&](const std::string& addr) {
+      for (const NodeRef& n : net.node(owner)->successors()) {
+        if (n.addr == addr) return true;
+      }
+      return false;
+    };
+    // The owner's first replica goes down and off its list; the key is deleted meanwhile.
+    net.Pause(down);
+    ASSERT_TRUE(net.RunUntil([&] { return !listed(down); }, 30'000));
+    auto del = Del(net, owner, key);
+    ASSERT_TRUE(del && del->code() == wire::OK);
+    // A new node between the key and the owner (from the sorted SHA-1 ids) becomes the key's
+    // owner, through a hand-over from the old one.
+    std::string joiner;
+    for (int i = 0; i < 20'000 && joiner.empty(); ++i) {
+      const std::string a =
+          "10.0.2." + std::to_string(1 + i % 250) + ":" + std::to_string(4000 + i / 250);
+      if (Id::InHalfOpen(Id::Sha1(a), Id::Sha1(key), Id::Sha1(owner)) &&
+          Id::Sha1(a) != Id::Sha1(owner)) {
+        joiner = a;
+      }
+    }
+    ASSERT_FALSE(joiner.empty());
+    net.AddNode(joiner, c, owner);
+    addrs.push_back(joiner);
+    ASSERT_TRUE(net.RunUntil(
+        [&] {
+          wire::Record rec;
+          return net.store(joiner)->Get(Id::Sha1(key), key, &rec).ok() && rec.deleted();
+        },
+        30'000));
+    net.RunFor(10'000);  // well past the grace
+    wire::Record rec;
+    EXPECT_TRUE(net.store(joiner)->Get(Id::Sha1(key), key, &rec).ok() && rec.deleted())
+        << "the new owner purged the tombstone while a replica with the value was down";
+    net.Resume(down);
+    net.RunFor(30'000);
+    for (const auto& a : addrs) {
+      wire::Record held;
+      if (net.store(a)->Get(Id::Sha1(key), key, &held).ok()) {
+        EXPECT_TRUE(held.deleted()) << a << " holds the deleted key live";
+      }
+    }
+    auto get = Get(net, joiner, key);
+    ASSERT_TRUE(get);
+    EXPECT_EQ(get->code(), wire::NOT_FOUND);
+    // Back, it is found and the tombstone goes (bounded).
+    EXPECT_TRUE(net.RunUntil(
+        [&] {
+          for (const auto& a : addrs) {
+            wire::Record held;
+            if (net.store(a)->Get(Id::Sha1(key), key, &held).ok()) return false;
+          }
+          return true;
+        },
+        60'000))
+        << "the tombstone was never purged";
   }
 }
 

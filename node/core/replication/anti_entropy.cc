@@ -221,9 +221,9 @@ void AntiEntropy::Finish() {
   running_ = false;
   sessions_.clear();
   // Every replica agrees with us: tombstones past their grace period can go everywhere,
-  // unless a missing member came back meanwhile (this round did not compare with it). One
-  // back in the successor list since the last maintenance round is still missing: Start
-  // purges nothing then either.
+  // unless a missing member came back into the group meanwhile (this round did not compare
+  // with it). One back since the last maintenance round is still missing: Start purges
+  // nothing then either.
   if (clean_ && purge_.returns() == returns_at_start_) purge_.Start(range_, targets_);
   cleanup_.Run(policy_.replicas() - 1 + kExtraRangesPerRound);
 }

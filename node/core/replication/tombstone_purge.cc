@@ -37,26 +37,25 @@ void TombstonePurge::NoteGroup(const std::vector<NodeRef>& replicas, const RingS
     return std::any_of(replicas.begin(), replicas.end(),
                        [process](const NodeRef& r) { return r.process() == process; });
   };
-  const auto is_predecessor = [&ring](std::string_view process) {
-    return ring.predecessor && ring.predecessor->process() == process;
-  };
   // Every replica that left the group, whether it is still listed or not: down, it missed
   // what was deleted meanwhile; pushed out alive by a join, it holds copies until its clean-up
   // walk hands them on.
   for (const NodeRef& r : replicas_) {
-    if (!in_group(r.process())) AddMissing(r, now);
+    if (!in_group(r.process())) AddMissing(r, now, "left the replica group");
   }
   // A predecessor replaced by one before it: this node took its range over.
   if (predecessor_ && ring.predecessor && !predecessor_->SameProcess(*ring.predecessor) &&
       !Id::InHalfOpen(ring.predecessor->id, predecessor_->id, ring.self.id) &&
       !in_group(predecessor_->process())) {
-    AddMissing(*predecessor_, now);
+    AddMissing(*predecessor_, now, "left the ring before this node (its range is ours)");
   }
   replicas_ = replicas;
   if (ring.predecessor) predecessor_ = ring.predecessor;
-  // Back in the group, or as the predecessor: no longer missing.
+  // Back in the group: no longer missing (the next clean round compares with it). Back as the
+  // predecessor is not enough: no round here compares with it, and a probe finds it empty
+  // once it holds nothing of this range.
   for (auto it = missing_.begin(); it != missing_.end();) {
-    if (in_group(it->first) || is_predecessor(it->first)) {
+    if (in_group(it->first)) {
       if (it->second.probe != 0) probes_.erase(it->second.probe);
       it = missing_.erase(it);
       ++returns_;
@@ -67,18 +66,23 @@ void TombstonePurge::NoteGroup(const std::vector<NodeRef>& replicas, const RingS
   ProbeMissing(ring, now);
 }
 
-void TombstonePurge::AddMissing(const NodeRef& member, uint64_t now) {
+void TombstonePurge::AddMissing(const NodeRef& member, uint64_t now, std::string_view why) {
   const std::string process(member.process());
-  if (missing_.contains(process)) return;
+  // Another position of this process shares its store: it is never missing from it.
+  if (member.SameProcess(ctx_.self()) || missing_.contains(process)) return;
   if (missing_.size() >= kMaxMissing) {
     // Forgetting one would let a purge erase what it may bring back: purge nothing instead.
     overflow_until_ms_ = now + ForgetAfterMs();
     return;
   }
-  missing_.emplace(process, Missing{member, now, now, 0});
-  ctx_.Log(LogLevel::kInfo, process +
-                                " left the replica group: no tombstone is purged until it "
-                                "holds nothing of this range or is back");
+  // The first probe waits for what was sent to it while it was in the group (a write, an
+  // anti-entropy push, another walk's page) to have arrived or timed out.
+  const uint64_t first_probe =
+      now + std::max(ctx_.config.transfer_timeout_ms, ctx_.config.anti_entropy_ms);
+  missing_.emplace(process, MissingEntry{member, now, first_probe, 0});
+  ctx_.Log(LogLevel::kInfo, process + " " + std::string(why) +
+                                ": no tombstone is purged until it holds nothing of this "
+                                "range or is back");
 }
 
 void TombstonePurge::ProbeMissing(const RingState& ring, uint64_t now) {
@@ -95,7 +99,7 @@ void TombstonePurge::ProbeMissing(const RingState& ring, uint64_t now) {
     m.next_probe_ms = now + std::max(ctx_.config.anti_entropy_ms, ctx_.config.rpc_timeout_ms);
     probes_.emplace(m.probe, Probe{process, range});
     ctx_.out.Send(m.member, msg::SyncDigest(ctx_.self(), range.from, range.to, empty),
-                  ctx_.config.rpc_timeout_ms, OpRef{OpKind::kPurge, kProbe, 0, m.probe});
+                  ctx_.config.rpc_timeout_ms, OpRef{OpKind::kPurge, kProbeStep, 0, m.probe});
     ++sent;
   }
 }
@@ -111,14 +115,38 @@ void TombstonePurge::OnProbe(uint64_t id, const wire::Envelope* response) {
   // It holds nothing of our range (no piece differs from empty), and our range is still the
   // one it was asked about (a range grown since may hold what it was not asked for).
   if (response == nullptr || !response->has_sync_digest_resp() ||
-      response->sync_digest_resp().code() != wire::OK ||
-      response->sync_digest_resp().differing_size() != 0) {
+      response->sync_digest_resp().code() != wire::OK) {
+    return;
+  }
+  if (response->sync_digest_resp().differing_size() != 0) {
+    // Alive and still holding copies of our range: not forgotten while it answers so.
+    m->second.since_ms = ctx_.now.mono_ms;
     return;
   }
   const auto start = ctx_.ring.RangeStart();
   if (!start || *start != probe.range.from || ctx_.ring.self.id != probe.range.to) return;
   ctx_.Log(LogLevel::kInfo, probe.process + " holds nothing of this range: no longer missing");
   missing_.erase(m);
+}
+
+std::vector<NodeRef> TombstonePurge::Missing() const {
+  std::vector<NodeRef> out;
+  out.reserve(missing_.size());
+  for (const auto& entry : missing_) out.push_back(entry.second.member);
+  // A replica of the last group taken off the successor list since is missing too, though
+  // NoteGroup has not run since (a join within that round is handed it all the same).
+  for (const NodeRef& r : replicas_) {
+    const bool listed = std::any_of(ctx_.ring.successors.begin(), ctx_.ring.successors.end(),
+                                    [&r](const NodeRef& s) { return s.SameProcess(r); });
+    if (!listed && !missing_.contains(std::string(r.process()))) out.push_back(r);
+  }
+  return out;
+}
+
+void TombstonePurge::NoteHandedOver(const std::vector<NodeRef>& members) {
+  for (const NodeRef& m : members) {
+    AddMissing(m, ctx_.now.mono_ms, "is missing where a hand-over came from");
+  }
 }
 
 uint64_t TombstonePurge::ForgetAfterMs() const {
@@ -174,13 +202,13 @@ void TombstonePurge::Start(const KeyRange& range, const std::vector<NodeRef>& re
   op.pending = replicas.size();
   for (const NodeRef& t : replicas) {
     ctx_.out.Send(t, msg::Purge(tombstones), ctx_.config.rpc_timeout_ms,
-                  OpRef{OpKind::kPurge, 0, 0, id});
+                  OpRef{OpKind::kPurge, kPurgeStep, 0, id});
   }
   op.tombstones = std::move(tombstones);
 }
 
 void TombstonePurge::OnRpc(OpRef ref, const wire::Envelope* response) {
-  if (ref.step == kProbe) return OnProbe(ref.id, response);
+  if (ref.step == kProbeStep) return OnProbe(ref.id, response);
   auto it = ops_.find(ref.id);
   if (it == ops_.end()) return;
   PurgeOp& op = it->second;

@@ -7,19 +7,20 @@
 // bounded number of records; the next round continues after the last one it looked at.
 //
 // A member that left this node's replica group (its replicas and, for the range it may take
-// over, its predecessor) is "missing": it may hold, or come back with, live copies of keys
-// whose tombstones a purge would erase (down, it missed the delete; pushed out alive by a join,
-// its clean-up walk has still to hand its copies on). While any member is missing, nothing is
-// purged here. Every anti-entropy period a missing member is probed: asked for the digests of
-// this node's range (SyncDigest with every piece empty). It is forgotten when it answers that
-// it holds nothing there (its clean-up walk handed its copies to the holders, where the kept
-// tombstones beat them, or it restarted empty), when it is back in the group or the
-// predecessor (the next clean round includes it; a round in flight when it came back, which
-// compared without it, purges nothing: AntiEntropy checks returns()), or after
-// kForgetMissingMs (or 10 grace periods, if longer): a node down longer than that must be
-// restarted with an empty data directory. Being listed elsewhere is not enough: a member
-// briefly off the successor list, or outside the group, is told apart from a dead one by its
-// answer, not by the list.
+// over, its predecessor), and one a hand-over's sender counted missing, is "missing": it may
+// hold, or come back with, live copies of keys whose tombstones a purge would erase (down, it
+// missed the delete; pushed out alive by a join, its clean-up walk has still to hand its
+// copies on). While any member is missing, nothing is purged here. A missing member is probed
+// (first once what was sent to it before it left has arrived or timed out, then every
+// anti-entropy period): asked for the digests of this node's range with every piece empty
+// (SyncDigest), so that it names the pieces where it holds anything. It is forgotten when it
+// answers that it holds nothing there (its clean-up walk handed its copies to the holders,
+// where the kept tombstones beat them, or it restarted empty); when it is back in the group
+// (the next clean round includes it; a round in flight when it came back, which compared
+// without it, purges nothing: AntiEntropy checks returns()); or after kForgetMissingMs (or 10
+// grace periods, if longer) without answering that it still holds copies: a node down longer
+// than that must be restarted with an empty data directory. Being listed again outside the
+// group, or being the predecessor again, is not enough: no round here compares with it.
 #ifndef CHORD_NODE_CORE_REPLICATION_TOMBSTONE_PURGE_H_
 #define CHORD_NODE_CORE_REPLICATION_TOMBSTONE_PURGE_H_
 
@@ -27,24 +28,30 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "node/core/hand_over.h"
 #include "node/core/node_context.h"
 #include "node/core/op_ref.h"
 #include "protocol/chord.pb.h"
 
 namespace chord {
 
-class TombstonePurge {
+class TombstonePurge : public MissingMembers {
  public:
   explicit TombstonePurge(NodeContext& ctx) : ctx_(ctx) {}
 
   static constexpr uint64_t kForgetMissingMs = 24ull * 3600 * 1000;
 
   // The replica group at the start of an anti-entropy round (its replicas and this node's
-  // predecessor); called before Start, with the ring's successor list and predecessor.
+  // predecessor); called every maintenance round, before Start, with the ring's successor
+  // list and predecessor. Notes who left, forgets who is back, and sends the probes due.
   void NoteGroup(const std::vector<NodeRef>& replicas, const RingState& ring);
+  // MissingMembers: who the hand-overs carry, and who they brought (missing from now).
+  std::vector<NodeRef> Missing() const override;
+  void NoteHandedOver(const std::vector<NodeRef>& members) override;
   // Whether a member of the group is missing (so nothing may be purged).
   bool MembersMissing();
   size_t missing() const { return missing_.size(); }
@@ -60,13 +67,13 @@ class TombstonePurge {
   void HandlePurge(ReplyToken from, const wire::Envelope& request);
 
  private:
-  enum Step : uint8_t { kPurge = 0, kProbe = 1 };
+  enum Step : uint8_t { kPurgeStep = 0, kProbeStep = 1 };
   struct PurgeOp {
     std::vector<wire::Record> tombstones;
     size_t pending = 0;
     bool all_ok = true;
   };
-  struct Missing {
+  struct MissingEntry {
     NodeRef member;              // where it was last seen: the probes go there
     uint64_t since_ms = 0;       // when it went missing (mono)
     uint64_t next_probe_ms = 0;  // no probe before then (mono)
@@ -76,11 +83,14 @@ class TombstonePurge {
     std::string process;
     KeyRange range;  // the range it asked about
   };
-  // Notes `member` missing from now, unless it is already.
-  void AddMissing(const NodeRef& member, uint64_t now);
+  // Notes `member` missing from now, unless it is already; `why` goes to the log.
+  void AddMissing(const NodeRef& member, uint64_t now, std::string_view why);
   // Probes the missing members whose turn it is, at most kMaxProbesPerRound.
   void ProbeMissing(const RingState& ring, uint64_t now);
+  // A probe's answer: forgets the member if it holds nothing of our range (and the range is
+  // still the one asked about); keeps it missing from now if it answered holding copies.
   void OnProbe(uint64_t id, const wire::Envelope* response);
+  // How long a missing member that does not answer holding copies is remembered.
   uint64_t ForgetAfterMs() const;
   void EraseHere(const std::vector<wire::Record>& tombstones);
 
@@ -88,7 +98,7 @@ class TombstonePurge {
   std::unordered_map<uint64_t, PurgeOp> ops_;
   std::vector<NodeRef> replicas_;               // the last group's replicas
   std::optional<NodeRef> predecessor_;          // the last group's predecessor
-  std::map<std::string, Missing> missing_;      // by process
+  std::map<std::string, MissingEntry> missing_;  // by process
   std::unordered_map<uint64_t, Probe> probes_;  // in flight, by id
   // More members went missing than missing_ holds: nothing is purged until then (mono).
   uint64_t overflow_until_ms_ = 0;

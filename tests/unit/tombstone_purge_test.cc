@@ -1,0 +1,80 @@
+// TombstonePurge's missing members, driven directly (no network): who a hand-over carries, and
+// who it never counts.
+#include "node/core/replication/tombstone_purge.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "node/core/node_config.h"
+#include "node/core/node_context.h"
+#include "node/storage/ledger_store.h"
+#include "node/storage/memory_store.h"
+#include "protocol/node_ref.h"
+
+namespace chord {
+namespace {
+
+bool Names(const std::vector<NodeRef>& members, const std::string& addr) {
+  return std::any_of(members.begin(), members.end(),
+                     [&addr](const NodeRef& m) { return m.addr == addr; });
+}
+
+struct PurgeFixture {
+  PurgeFixture() : store(&memory), ctx(Config(), NodeRef::ForAddress("10.0.3.1:4000"), &store, 1) {}
+  static NodeConfig Config() {
+    NodeConfig c;
+    c.successors = 4;
+    c.replicas = 3;
+    return c;
+  }
+  MemoryStore memory;
+  LedgerStore store;
+  NodeContext ctx;
+  TombstonePurge purge{ctx};
+};
+
+// A replica taken off the successor list is handed over as missing at once: a join in the
+// same maintenance round, before NoteGroup notes it, must not lose it.
+TEST(TombstonePurgeTest, AReplicaOffTheListIsHandedOverBeforeTheRoundNotesIt) {
+  PurgeFixture f;
+  const NodeRef a = NodeRef::ForAddress("10.0.3.2:4000");
+  const NodeRef b = NodeRef::ForAddress("10.0.3.3:4000");
+  const NodeRef c = NodeRef::ForAddress("10.0.3.4:4000");
+  f.ctx.ring.successors = {a, b, c};
+  f.purge.NoteGroup({a, b}, f.ctx.ring);
+  EXPECT_TRUE(f.purge.Missing().empty());
+  EXPECT_FALSE(f.purge.MembersMissing());
+  // `a` is taken off the list (dead); no round has run since.
+  f.ctx.ring.successors = {b, c};
+  const auto handed = f.purge.Missing();
+  EXPECT_TRUE(Names(handed, a.addr));
+  EXPECT_FALSE(Names(handed, b.addr));
+  // The next round notes it, pushed out of the group or not.
+  f.purge.NoteGroup({b, c}, f.ctx.ring);
+  EXPECT_TRUE(f.purge.MembersMissing());
+  EXPECT_EQ(f.purge.Missing().size(), 1u);
+}
+
+// What a hand-over brings is missing here, except a position of this node's own process (it
+// shares this store) and only once each; back in the group, it is no longer missing.
+TEST(TombstonePurgeTest, MembersHandedOverAreMissingUntilBackInTheGroup) {
+  PurgeFixture f;
+  const NodeRef a = NodeRef::ForAddress("10.0.3.2:4000");
+  const NodeRef own{Id::Sha1("elsewhere"), "10.0.3.1:4000"};
+  f.purge.NoteHandedOver({a, a, own});
+  EXPECT_TRUE(f.purge.MembersMissing());
+  const auto missing = f.purge.Missing();
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0].addr, a.addr);
+  const uint64_t returns = f.purge.returns();
+  f.ctx.ring.successors = {a};
+  f.purge.NoteGroup({a}, f.ctx.ring);
+  EXPECT_FALSE(f.purge.MembersMissing());
+  EXPECT_EQ(f.purge.returns(), returns + 1);
+}
+
+}  // namespace
+}  // namespace chord
