@@ -10,6 +10,7 @@
 
 #include "node/core/node_config.h"
 #include "node/core/node_context.h"
+#include "node/core/ready.h"
 #include "node/storage/ledger_store.h"
 #include "node/storage/memory_store.h"
 #include "protocol/node_ref.h"
@@ -74,6 +75,55 @@ TEST(TombstonePurgeTest, MembersHandedOverAreMissingUntilBackInTheGroup) {
   f.purge.NoteGroup({a}, f.ctx.ring);
   EXPECT_FALSE(f.purge.MembersMissing());
   EXPECT_EQ(f.purge.returns(), returns + 1);
+}
+
+// A missing member is probed once what was sent to it has had time to arrive, with a digest
+// of this node's range whose every piece is empty; an answer naming pieces (it still holds
+// copies) keeps it missing past kForgetMissingMs from when it went missing; an answer naming
+// none forgets it.
+TEST(TombstonePurgeTest, AProbeAnsweredWithCopiesKeepsTheMemberAndAnEmptyOneForgetsIt) {
+  PurgeFixture f;
+  const NodeRef a = NodeRef::ForAddress("10.0.3.2:4000");
+  const NodeRef b = NodeRef::ForAddress("10.0.3.3:4000");
+  f.ctx.ring.predecessor = NodeRef::ForAddress("10.0.3.9:4000");
+  f.ctx.ring.successors = {a, b};
+  f.purge.NoteGroup({a, b}, f.ctx.ring);
+  f.ctx.ring.successors = {b};
+  f.purge.NoteGroup({b}, f.ctx.ring);
+  ASSERT_TRUE(f.purge.MembersMissing());
+  // Whatever probe is out now, answered as `differing` says.
+  const auto probe = [&f, &a](std::vector<uint32_t> differing) {
+    Ready ready = f.ctx.out.TakeReady();
+    int probes = 0;
+    for (auto& r : ready.requests) {
+      if (!r.envelope.has_sync_digest()) continue;
+      ++probes;
+      EXPECT_EQ(r.to, a.addr);
+      for (uint64_t d : r.envelope.sync_digest().digests()) EXPECT_EQ(d, 0u);
+      auto op = f.ctx.out.Complete(r.envelope.request_id(), true);
+      EXPECT_TRUE(op.has_value());
+      if (!op) continue;
+      wire::Envelope reply;
+      reply.mutable_sync_digest_resp()->set_code(wire::OK);
+      for (uint32_t piece : differing) reply.mutable_sync_digest_resp()->add_differing(piece);
+      f.purge.OnRpc(*op, &reply);
+    }
+    return probes;
+  };
+  // Not before what was in flight to it had its deadline.
+  f.ctx.now.mono_ms = f.ctx.config.transfer_timeout_ms - 1;
+  f.purge.NoteGroup({b}, f.ctx.ring);
+  EXPECT_EQ(probe({}), 0);
+  f.ctx.now.mono_ms = f.ctx.config.transfer_timeout_ms;
+  f.purge.NoteGroup({b}, f.ctx.ring);
+  EXPECT_EQ(probe({0}), 1);
+  // Still holding copies: remembered past a day from when it went missing.
+  f.ctx.now.mono_ms = TombstonePurge::kForgetMissingMs + 1;
+  EXPECT_TRUE(f.purge.MembersMissing());
+  // Holding nothing of the range: forgotten.
+  f.purge.NoteGroup({b}, f.ctx.ring);
+  EXPECT_EQ(probe({}), 1);
+  EXPECT_FALSE(f.purge.MembersMissing());
 }
 
 }  // namespace
