@@ -13,8 +13,9 @@ namespace {
 
 // Bytes of watched keys' recent changes one hand-over batch carries at most.
 constexpr size_t kMaxHistoryBytesPerBatch = 4u << 20;
-// Missing members read from one batch, at most (a sender keeps fewer).
-constexpr int kMaxHandedOverMissing = 64;
+// Missing members read from one batch, at most (a sender keeps 64, and names the replicas of
+// its last group it has not noted yet besides).
+constexpr int kMaxHandedOverMissing = 128;
 
 }  // namespace
 
@@ -91,7 +92,13 @@ void HandOver::Send(Batch batch, const std::optional<Id>& after) {
   for (auto& h : histories) *transfer.mutable_transfer()->add_watch_histories() = std::move(h);
   if (missing_ != nullptr) {
     auto* t = transfer.mutable_transfer();
-    for (const NodeRef& m : missing_->Missing()) m.ToWire(t->add_missing());
+    const MissingList list = missing_->Missing();
+    for (const MissingMember& m : list.members) {
+      auto* out = t->add_missing();
+      m.member.ToWire(out->mutable_node());
+      out->set_missing_for_ms(m.missing_for_ms);
+    }
+    t->set_missing_overflow_ms(list.overflow_ms_left);
   }
   ctx_.out.Send(batch.to, std::move(transfer), ctx_.config.transfer_timeout_ms,
                 OpRef{OpKind::kHandOver, 0, 0, batch.id});
@@ -189,15 +196,23 @@ void HandOver::HandleTransfer(ReplyToken from, const wire::Envelope& request) {
         ctx_.watches.Import(h, ctx_.config.max_value_bytes, ctx_.now.mono_ms);
       }
     }
-    // Who the sender counts missing may hold stale copies of these records (at most
-    // kMaxHandedOverMissing are read; a member names no one twice, and not us).
-    if (missing_ != nullptr && t.missing_size() > 0) {
-      std::vector<NodeRef> members;
+    // Who the sender counts missing may hold stale copies of these records. Only our
+    // neighbours hand records over (the successor on our join, the predecessor on its leave);
+    // at most kMaxHandedOverMissing are read, more count as the sender's overflow.
+    auto sender = NodeRef::FromWire(t.from());
+    const bool neighbour = sender && (*sender == ctx_.ring.successor() ||
+                                      (ctx_.ring.predecessor && *sender == *ctx_.ring.predecessor));
+    if (missing_ != nullptr && neighbour && (t.missing_size() > 0 || t.missing_overflow_ms() > 0)) {
+      MissingList list;
+      list.overflow_ms_left = t.missing_overflow_ms();
+      if (t.missing_size() > kMaxHandedOverMissing) list.overflow_ms_left = UINT64_MAX;
       for (int i = 0; i < std::min(t.missing_size(), kMaxHandedOverMissing); ++i) {
-        auto m = NodeRef::FromWire(t.missing(i));
-        if (m && !m->SameProcess(ctx_.self())) members.push_back(std::move(*m));
+        auto m = NodeRef::FromWire(t.missing(i).node());
+        if (m && !m->SameProcess(ctx_.self())) {
+          list.members.push_back(MissingMember{std::move(*m), t.missing(i).missing_for_ms()});
+        }
       }
-      missing_->NoteHandedOver(members);
+      missing_->NoteHandedOver(list);
     }
     ctx_.counters.keys_received += static_cast<uint64_t>(t.records_size());
     if (t.records_size() > 0) {
@@ -206,7 +221,6 @@ void HandOver::HandleTransfer(ReplyToken from, const wire::Envelope& request) {
     }
     // Our range comes from our successor; a hand-over from anyone else (a leaving
     // predecessor) does not end the wait.
-    auto sender = NodeRef::FromWire(t.from());
     if (t.last() && sender && *sender == ctx_.ring.successor()) ctx_.ring.awaiting_transfer = false;
   }
   ctx_.out.Reply(from, request.request_id(), std::move(reply));

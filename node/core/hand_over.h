@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "node/core/missing_members.h"
 #include "node/core/node_context.h"
 #include "node/core/op_ref.h"
 #include "node/core/record_store.h"
@@ -20,18 +21,6 @@
 #include "protocol/node_ref.h"
 
 namespace chord {
-
-// Who may hold stale copies of this node's records (the tombstone purge's missing members):
-// they go along with every hand-over batch, and the receiver counts them missing too.
-// Implemented by TombstonePurge; called by HandOver on the node's thread.
-class MissingMembers {
- public:
-  virtual ~MissingMembers() = default;
-  // The members missing now.
-  virtual std::vector<NodeRef> Missing() const = 0;
-  // Members a hand-over's sender counts missing.
-  virtual void NoteHandedOver(const std::vector<NodeRef>& members) = 0;
-};
 
 class HandOver {
  public:
@@ -50,6 +39,8 @@ class HandOver {
   // `parent` once `to` has acknowledged the last batch, `false` when a batch failed.
   void ForLeave(const NodeRef& to, OpRef parent);
   bool busy() const { return current_.has_value(); }
+  // Who every batch names missing, and who is told what a received batch names; none: no
+  // one (set once by the ChordNode, before any hand-over).
   void set_missing_members(MissingMembers* missing) { missing_ = missing; }
 
   void OnRpc(OpRef op, const wire::Envelope* response);

@@ -8,19 +8,22 @@
 #include <string>
 #include <vector>
 
+#include "node/core/hand_over.h"
+#include "node/core/missing_members.h"
 #include "node/core/node_config.h"
 #include "node/core/node_context.h"
 #include "node/core/ready.h"
 #include "node/storage/ledger_store.h"
 #include "node/storage/memory_store.h"
+#include "protocol/messages.h"
 #include "protocol/node_ref.h"
 
 namespace chord {
 namespace {
 
-bool Names(const std::vector<NodeRef>& members, const std::string& addr) {
-  return std::any_of(members.begin(), members.end(),
-                     [&addr](const NodeRef& m) { return m.addr == addr; });
+bool Names(const MissingList& list, const std::string& addr) {
+  return std::any_of(list.members.begin(), list.members.end(),
+                     [&addr](const MissingMember& m) { return m.member.addr == addr; });
 }
 
 struct PurgeFixture {
@@ -46,7 +49,7 @@ TEST(TombstonePurgeTest, AReplicaOffTheListIsHandedOverBeforeTheRoundNotesIt) {
   const NodeRef c = NodeRef::ForAddress("10.0.3.4:4000");
   f.ctx.ring.successors = {a, b, c};
   f.purge.NoteGroup({a, b}, f.ctx.ring);
-  EXPECT_TRUE(f.purge.Missing().empty());
+  EXPECT_TRUE(f.purge.Missing().members.empty());
   EXPECT_FALSE(f.purge.MembersMissing());
   // `a` is taken off the list (dead); no round has run since.
   f.ctx.ring.successors = {b, c};
@@ -56,25 +59,84 @@ TEST(TombstonePurgeTest, AReplicaOffTheListIsHandedOverBeforeTheRoundNotesIt) {
   // The next round notes it, pushed out of the group or not.
   f.purge.NoteGroup({b, c}, f.ctx.ring);
   EXPECT_TRUE(f.purge.MembersMissing());
-  EXPECT_EQ(f.purge.Missing().size(), 1u);
+  EXPECT_EQ(f.purge.Missing().members.size(), 1u);
 }
 
-// What a hand-over brings is missing here, except a position of this node's own process (it
-// shares this store) and only once each; back in the group, it is no longer missing.
-TEST(TombstonePurgeTest, MembersHandedOverAreMissingUntilBackInTheGroup) {
+// What a hand-over brings is missing here for as long as it was there (its day does not start
+// again), except a position of this node's own process (it shares this store) and one missing
+// there longer than a day; back in the group, it is no longer missing. The sender's overflow
+// goes along.
+TEST(TombstonePurgeTest, MembersHandedOverAreMissingForAsLongAsThereUntilBackInTheGroup) {
   PurgeFixture f;
   const NodeRef a = NodeRef::ForAddress("10.0.3.2:4000");
+  const NodeRef old = NodeRef::ForAddress("10.0.3.5:4000");
   const NodeRef own{Id::Sha1("elsewhere"), "10.0.3.1:4000"};
-  f.purge.NoteHandedOver({a, a, own});
+  const uint64_t day = TombstonePurge::kForgetMissingMs;
+  f.ctx.now.mono_ms = day;
+  f.purge.NoteHandedOver(MissingList{{{a, 1000}, {a, 5000}, {own, 0}, {old, day}}, 0});
   EXPECT_TRUE(f.purge.MembersMissing());
   const auto missing = f.purge.Missing();
-  ASSERT_EQ(missing.size(), 1u);
-  EXPECT_EQ(missing[0].addr, a.addr);
+  ASSERT_EQ(missing.members.size(), 1u);
+  EXPECT_EQ(missing.members[0].member.addr, a.addr);
+  EXPECT_EQ(missing.members[0].missing_for_ms, 5000u);
+  EXPECT_EQ(missing.overflow_ms_left, 0u);
+  // Forgotten a day after it went missing there, not a day after it was handed over.
+  f.ctx.now.mono_ms = 2 * day - 5000;
+  EXPECT_FALSE(f.purge.MembersMissing());
+  // Handed over again, then back in the group.
+  f.purge.NoteHandedOver(MissingList{{{a, 0}}, 0});
   const uint64_t returns = f.purge.returns();
   f.ctx.ring.successors = {a};
   f.purge.NoteGroup({a}, f.ctx.ring);
   EXPECT_FALSE(f.purge.MembersMissing());
   EXPECT_EQ(f.purge.returns(), returns + 1);
+  // A sender that could not remember everyone: nothing is purged here for as long.
+  f.purge.NoteHandedOver(MissingList{{}, 3000});
+  EXPECT_TRUE(f.purge.MembersMissing());
+  EXPECT_GT(f.purge.Missing().overflow_ms_left, 0u);
+  f.ctx.now.mono_ms += 3000;
+  EXPECT_FALSE(f.purge.MembersMissing());
+}
+
+// Only a neighbour's hand-over is read for missing members (the successor's on our join, the
+// predecessor's on its leave); a stranger's names nobody, and a list longer than anyone keeps
+// counts as overflow.
+TEST(TombstonePurgeTest, OnlyANeighboursHandOverNamesMissingMembers) {
+  PurgeFixture f;
+  HandOver hand_over(f.ctx);
+  hand_over.set_missing_members(&f.purge);
+  const NodeRef succ = NodeRef::ForAddress("10.0.3.2:4000");
+  const NodeRef pred = NodeRef::ForAddress("10.0.3.9:4000");
+  const NodeRef stranger = NodeRef::ForAddress("10.0.3.7:4000");
+  const NodeRef named = NodeRef::ForAddress("10.0.3.5:4000");
+  f.ctx.ring.state = NodeState::kJoined;
+  f.ctx.ring.successors = {succ};
+  f.ctx.ring.predecessor = pred;
+  const auto transfer = [&](const NodeRef& from, int names) {
+    wire::Envelope e = msg::Transfer(from, {}, true);
+    for (int i = 0; i < names; ++i) {
+      auto* m = e.mutable_transfer()->add_missing();
+      (i == 0 ? named : NodeRef::ForAddress("10.0.4." + std::to_string(i) + ":4000"))
+          .ToWire(m->mutable_node());
+    }
+    hand_over.HandleTransfer(1, e);
+  };
+  transfer(stranger, 1);
+  EXPECT_FALSE(f.purge.MembersMissing());
+  transfer(pred, 1);
+  EXPECT_TRUE(Names(f.purge.Missing(), named.addr));
+  PurgeFixture g;
+  HandOver other(g.ctx);
+  other.set_missing_members(&g.purge);
+  g.ctx.ring.state = NodeState::kJoined;
+  g.ctx.ring.successors = {succ};
+  wire::Envelope e = msg::Transfer(succ, {}, true);
+  for (int i = 0; i < 200; ++i) {
+    NodeRef::ForAddress("10.0.4." + std::to_string(i) + ":4000")
+        .ToWire(e.mutable_transfer()->add_missing()->mutable_node());
+  }
+  other.HandleTransfer(1, e);
+  EXPECT_GT(g.purge.Missing().overflow_ms_left, 0u);
 }
 
 // A missing member is probed once what was sent to it has had time to arrive, with a digest
@@ -120,7 +182,15 @@ TEST(TombstonePurgeTest, AProbeAnsweredWithCopiesKeepsTheMemberAndAnEmptyOneForg
   // Still holding copies: remembered past a day from when it went missing.
   f.ctx.now.mono_ms = TombstonePurge::kForgetMissingMs + 1;
   EXPECT_TRUE(f.purge.MembersMissing());
-  // Holding nothing of the range: forgotten.
+  // Holding nothing of the range, but a round under way started with it (it may still be sent
+  // copies): not taken.
+  f.purge.NoteComparing({a, b});
+  f.purge.NoteGroup({b}, f.ctx.ring);
+  EXPECT_EQ(probe({}), 1);
+  EXPECT_TRUE(f.purge.MembersMissing());
+  // Holding nothing of the range, no round with it: forgotten.
+  f.purge.NoteComparing({});
+  f.ctx.now.mono_ms += f.ctx.config.anti_entropy_ms;
   f.purge.NoteGroup({b}, f.ctx.ring);
   EXPECT_EQ(probe({}), 1);
   EXPECT_FALSE(f.purge.MembersMissing());

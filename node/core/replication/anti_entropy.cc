@@ -44,6 +44,7 @@ void AntiEntropy::Round() {
     return;
   }
   running_ = true;
+  purge_.NoteComparing(targets_);
   ++round_;
   returns_at_start_ = purge_.returns();
   pieces_ = static_cast<uint32_t>(digests->size());
@@ -219,6 +220,7 @@ void AntiEntropy::SessionDone(bool clean) {
 
 void AntiEntropy::Finish() {
   running_ = false;
+  purge_.NoteComparing({});
   sessions_.clear();
   // Every replica agrees with us: tombstones past their grace period can go everywhere,
   // unless a missing member came back into the group meanwhile (this round did not compare

@@ -66,10 +66,15 @@ void TombstonePurge::NoteGroup(const std::vector<NodeRef>& replicas, const RingS
   ProbeMissing(ring, now);
 }
 
-void TombstonePurge::AddMissing(const NodeRef& member, uint64_t now, std::string_view why) {
+void TombstonePurge::AddMissing(const NodeRef& member, uint64_t since, std::string_view why) {
+  const uint64_t now = ctx_.now.mono_ms;
   const std::string process(member.process());
   // Another position of this process shares its store: it is never missing from it.
-  if (member.SameProcess(ctx_.self()) || missing_.contains(process)) return;
+  if (member.SameProcess(ctx_.self())) return;
+  if (auto it = missing_.find(process); it != missing_.end()) {
+    it->second.since_ms = std::min(it->second.since_ms, since);
+    return;
+  }
   if (missing_.size() >= kMaxMissing) {
     // Forgetting one would let a purge erase what it may bring back: purge nothing instead.
     overflow_until_ms_ = now + ForgetAfterMs();
@@ -79,7 +84,7 @@ void TombstonePurge::AddMissing(const NodeRef& member, uint64_t now, std::string
   // anti-entropy push, another walk's page) to have arrived or timed out.
   const uint64_t first_probe =
       now + std::max(ctx_.config.transfer_timeout_ms, ctx_.config.anti_entropy_ms);
-  missing_.emplace(process, MissingEntry{member, now, first_probe, 0});
+  missing_.emplace(process, MissingEntry{member, since, first_probe, 0});
   ctx_.Log(LogLevel::kInfo, process + " " + std::string(why) +
                                 ": no tombstone is purged until it holds nothing of this "
                                 "range or is back");
@@ -125,27 +130,46 @@ void TombstonePurge::OnProbe(uint64_t id, const wire::Envelope* response) {
   }
   const auto start = ctx_.ring.RangeStart();
   if (!start || *start != probe.range.from || ctx_.ring.self.id != probe.range.to) return;
+  // A round under way that started with it may still push it copies.
+  if (std::any_of(comparing_.begin(), comparing_.end(),
+                  [&probe](const NodeRef& t) { return t.process() == probe.process; })) {
+    return;
+  }
   ctx_.Log(LogLevel::kInfo, probe.process + " holds nothing of this range: no longer missing");
   missing_.erase(m);
 }
 
-std::vector<NodeRef> TombstonePurge::Missing() const {
-  std::vector<NodeRef> out;
+MissingList TombstonePurge::Missing() const {
+  const uint64_t now = ctx_.now.mono_ms;
+  MissingList list;
+  std::vector<MissingMember>& out = list.members;
   out.reserve(missing_.size());
-  for (const auto& entry : missing_) out.push_back(entry.second.member);
+  for (const auto& entry : missing_) {
+    out.push_back(MissingMember{entry.second.member, now - std::min(now, entry.second.since_ms)});
+  }
+  if (now < overflow_until_ms_) list.overflow_ms_left = overflow_until_ms_ - now;
   // A replica of the last group taken off the successor list since is missing too, though
   // NoteGroup has not run since (a join within that round is handed it all the same).
   for (const NodeRef& r : replicas_) {
     const bool listed = std::any_of(ctx_.ring.successors.begin(), ctx_.ring.successors.end(),
                                     [&r](const NodeRef& s) { return s.SameProcess(r); });
-    if (!listed && !missing_.contains(std::string(r.process()))) out.push_back(r);
+    if (!listed && !missing_.contains(std::string(r.process()))) out.push_back({r, 0});
   }
-  return out;
+  return list;
 }
 
-void TombstonePurge::NoteHandedOver(const std::vector<NodeRef>& members) {
-  for (const NodeRef& m : members) {
-    AddMissing(m, ctx_.now.mono_ms, "is missing where a hand-over came from");
+void TombstonePurge::NoteHandedOver(const MissingList& list) {
+  const uint64_t now = ctx_.now.mono_ms;
+  const uint64_t forget = ForgetAfterMs();
+  for (const MissingMember& m : list.members) {
+    // Missing there for longer than we remember anyone: nothing to note.
+    if (m.missing_for_ms >= forget) continue;
+    AddMissing(m.member, now - std::min(now, m.missing_for_ms),
+               "is missing where a hand-over came from");
+  }
+  if (list.overflow_ms_left > 0) {
+    overflow_until_ms_ =
+        std::max(overflow_until_ms_, now + std::min(list.overflow_ms_left, forget));
   }
 }
 

@@ -32,7 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "node/core/hand_over.h"
+#include "node/core/missing_members.h"
 #include "node/core/node_context.h"
 #include "node/core/op_ref.h"
 #include "protocol/chord.pb.h"
@@ -50,8 +50,11 @@ class TombstonePurge : public MissingMembers {
   // list and predecessor. Notes who left, forgets who is back, and sends the probes due.
   void NoteGroup(const std::vector<NodeRef>& replicas, const RingState& ring);
   // MissingMembers: who the hand-overs carry, and who they brought (missing from now).
-  std::vector<NodeRef> Missing() const override;
-  void NoteHandedOver(const std::vector<NodeRef>& members) override;
+  MissingList Missing() const override;
+  void NoteHandedOver(const MissingList& list) override;
+  // The replicas the anti-entropy round under way compares with (none: no round): a missing
+  // member among them may still be sent copies, so its empty answer to a probe is not taken.
+  void NoteComparing(const std::vector<NodeRef>& targets) { comparing_ = targets; }
   // Whether a member of the group is missing (so nothing may be purged).
   bool MembersMissing();
   size_t missing() const { return missing_.size(); }
@@ -67,6 +70,7 @@ class TombstonePurge : public MissingMembers {
   void HandlePurge(ReplyToken from, const wire::Envelope& request);
 
  private:
+  // The step of an OpRef of kind kPurge: a purge's answer, or a probe's.
   enum Step : uint8_t { kPurgeStep = 0, kProbeStep = 1 };
   struct PurgeOp {
     std::vector<wire::Record> tombstones;
@@ -83,8 +87,9 @@ class TombstonePurge : public MissingMembers {
     std::string process;
     KeyRange range;  // the range it asked about
   };
-  // Notes `member` missing from now, unless it is already; `why` goes to the log.
-  void AddMissing(const NodeRef& member, uint64_t now, std::string_view why);
+  // Notes `member` missing since `since` (mono ms), or since then if it already is and was
+  // noted later; `why` goes to the log.
+  void AddMissing(const NodeRef& member, uint64_t since, std::string_view why);
   // Probes the missing members whose turn it is, at most kMaxProbesPerRound.
   void ProbeMissing(const RingState& ring, uint64_t now);
   // A probe's answer: forgets the member if it holds nothing of our range (and the range is
@@ -100,6 +105,7 @@ class TombstonePurge : public MissingMembers {
   std::optional<NodeRef> predecessor_;          // the last group's predecessor
   std::map<std::string, MissingEntry> missing_;  // by process
   std::unordered_map<uint64_t, Probe> probes_;  // in flight, by id
+  std::vector<NodeRef> comparing_;              // NoteComparing
   // More members went missing than missing_ holds: nothing is purged until then (mono).
   uint64_t overflow_until_ms_ = 0;
   uint64_t returns_ = 0;
