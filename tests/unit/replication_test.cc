@@ -1480,6 +1480,31 @@ TEST(ReplicationTest, TwoPutsStampedAlikeByTwoCoordinatorsAreBothKeptInVersionOr
   }
 }
 
+// No node of `addrs` holds `key` live and a get through `via` finds nothing; then, within a
+// bounded simulated time, no node holds its tombstone either (it was purged).
+void ExpectDeletedHereAndPurgedLater(SimNetwork& net, const std::vector<std::string>& addrs,
+                                     const std::string& key, const std::string& via) {
+  for (const auto& a : addrs) {
+    wire::Record held;
+    if (net.store(a)->Get(Id::Sha1(key), key, &held).ok()) {
+      EXPECT_TRUE(held.deleted()) << a << " holds the deleted key live";
+    }
+  }
+  auto get = Get(net, via, key);
+  ASSERT_TRUE(get);
+  EXPECT_EQ(get->code(), wire::NOT_FOUND);
+  EXPECT_TRUE(net.RunUntil(
+      [&] {
+        for (const auto& a : addrs) {
+          wire::Record held;
+          if (net.store(a)->Get(Id::Sha1(key), key, &held).ok()) return false;
+        }
+        return true;
+      },
+      60'000))
+      << "the tombstone was never purged";
+}
+
 // A replica that a join pushes out of the owner's group holds the live value a later delete
 // replaces: it never gets the delete, and its clean-up walk pushes the value to the key's
 // holders. The owner must purge nothing until that replica holds nothing of its range (a
@@ -1545,26 +1570,8 @@ void PushedOutReplicaKeepsItsDeleteDeleted(uint64_t seed, bool down_while_pushed
   if (down_while_pushed_out) net.Resume(pushed);
   net.RunFor(30'000);
   net.SetDrop(nullptr);
-  for (const auto& a : addrs) {
-    wire::Record held;
-    if (net.store(a)->Get(Id::Sha1(key), key, &held).ok()) {
-      EXPECT_TRUE(held.deleted()) << a << " holds the deleted key live";
-    }
-  }
-  auto get = Get(net, owner, key);
-  ASSERT_TRUE(get);
-  EXPECT_EQ(get->code(), wire::NOT_FOUND);
-  // Once its walk handed its copy on, the probe finds it empty and the tombstone goes (bounded).
-  EXPECT_TRUE(net.RunUntil(
-      [&] {
-        for (const auto& a : addrs) {
-          wire::Record held;
-          if (net.store(a)->Get(Id::Sha1(key), key, &held).ok()) return false;
-        }
-        return true;
-      },
-      60'000))
-      << "the tombstone was never purged";
+  // Once its walk handed its copy on, the probe finds it empty and the tombstone goes.
+  ExpectDeletedHereAndPurgedLater(net, addrs, key, owner);
 }
 
 TEST(ReplicationTest, AReplicaPushedOutOfTheGroupWhileDownDoesNotBringItsDeletedKeyBack) {
@@ -1651,26 +1658,8 @@ TEST(ReplicationTest, ANodeJoiningAheadOfAnOwnerKnowsWhoWasMissingThere) {
         << "the new owner purged the tombstone while a replica with the value was down";
     net.Resume(down);
     net.RunFor(30'000);
-    for (const auto& a : addrs) {
-      wire::Record held;
-      if (net.store(a)->Get(Id::Sha1(key), key, &held).ok()) {
-        EXPECT_TRUE(held.deleted()) << a << " holds the deleted key live";
-      }
-    }
-    auto get = Get(net, joiner, key);
-    ASSERT_TRUE(get);
-    EXPECT_EQ(get->code(), wire::NOT_FOUND);
-    // Back, it is found and the tombstone goes (bounded).
-    EXPECT_TRUE(net.RunUntil(
-        [&] {
-          for (const auto& a : addrs) {
-            wire::Record held;
-            if (net.store(a)->Get(Id::Sha1(key), key, &held).ok()) return false;
-          }
-          return true;
-        },
-        60'000))
-        << "the tombstone was never purged";
+    // Back, it is found and the tombstone goes.
+    ExpectDeletedHereAndPurgedLater(net, addrs, key, joiner);
   }
 }
 
