@@ -4,8 +4,10 @@
 // in batches of at most transfer_batch_bytes, one in flight, each continuing after the last
 // key id sent; the last one is marked so. After a batch is acknowledged the sent records are
 // erased here (where still unchanged) unless copies are kept (a join with replication, where
-// the clean-up walk drops them later). It also receives hand-overs (Transfer). Owned by the
-// ChordNode; started by the replication policy (joins) and the Leaver; the node's thread.
+// the clean-up walk drops them later). Every batch also names the members this node counts
+// missing (MissingMembers), and the names in a neighbour's batch are noted. It also receives
+// hand-overs (Transfer). Owned by the ChordNode; started by the replication policy (joins)
+// and the Leaver; the node's thread.
 #ifndef CHORD_NODE_CORE_HAND_OVER_H_
 #define CHORD_NODE_CORE_HAND_OVER_H_
 

@@ -49,7 +49,8 @@ class TombstonePurge : public MissingMembers {
   // predecessor); called every maintenance round, before Start, with the ring's successor
   // list and predecessor. Notes who left, forgets who is back, and sends the probes due.
   void NoteGroup(const std::vector<NodeRef>& replicas, const RingState& ring);
-  // MissingMembers: who the hand-overs carry, and who they brought (missing from now).
+  // MissingMembers: who the hand-overs carry (each with how long it has been missing, and
+  // the overflow), and who they brought (missing for as long as it was there).
   MissingList Missing() const override;
   void NoteHandedOver(const MissingList& list) override;
   // The replicas the anti-entropy round under way compares with (none: no round): a missing
