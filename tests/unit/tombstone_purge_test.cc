@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,37 @@ struct PurgeFixture {
   NodeContext ctx;
   TombstonePurge purge{ctx};
 };
+
+// Answers every probe out now as `differing` says (the pieces where the member holds
+// anything); returns how many there were, and whom they asked in `asked`. Each probe must be
+// a digest of this node's range with every piece empty.
+int AnswerProbes(PurgeFixture& f, const std::vector<uint32_t>& differing,
+                 std::vector<std::string>* asked = nullptr) {
+  Ready ready = f.ctx.out.TakeReady();
+  int probes = 0;
+  for (auto& r : ready.requests) {
+    if (!r.envelope.has_sync_digest()) continue;
+    ++probes;
+    if (asked != nullptr) asked->push_back(r.to);
+    for (uint64_t d : r.envelope.sync_digest().digests()) EXPECT_EQ(d, 0u);
+    auto op = f.ctx.out.Complete(r.envelope.request_id(), true);
+    EXPECT_TRUE(op.has_value());
+    if (!op) continue;
+    wire::Envelope reply;
+    reply.mutable_sync_digest_resp()->set_code(wire::OK);
+    for (uint32_t piece : differing) reply.mutable_sync_digest_resp()->add_differing(piece);
+    f.purge.OnRpc(*op, &reply);
+  }
+  return probes;
+}
+
+std::vector<NodeRef> Members(int n) {
+  std::vector<NodeRef> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back(NodeRef::ForAddress("10.0.5." + std::to_string(i) + ":4000"));
+  }
+  return out;
+}
 
 // A replica taken off the successor list is handed over as missing at once: a join in the
 // same maintenance round, before NoteGroup notes it, must not lose it.
@@ -153,24 +185,9 @@ TEST(TombstonePurgeTest, AProbeAnsweredWithCopiesKeepsTheMemberAndAnEmptyOneForg
   f.ctx.ring.successors = {b};
   f.purge.NoteGroup({b}, f.ctx.ring);
   ASSERT_TRUE(f.purge.MembersMissing());
-  // Whatever probe is out now, answered as `differing` says.
-  const auto probe = [&f, &a](std::vector<uint32_t> differing) {
-    Ready ready = f.ctx.out.TakeReady();
-    int probes = 0;
-    for (auto& r : ready.requests) {
-      if (!r.envelope.has_sync_digest()) continue;
-      ++probes;
-      EXPECT_EQ(r.to, a.addr);
-      for (uint64_t d : r.envelope.sync_digest().digests()) EXPECT_EQ(d, 0u);
-      auto op = f.ctx.out.Complete(r.envelope.request_id(), true);
-      EXPECT_TRUE(op.has_value());
-      if (!op) continue;
-      wire::Envelope reply;
-      reply.mutable_sync_digest_resp()->set_code(wire::OK);
-      for (uint32_t piece : differing) reply.mutable_sync_digest_resp()->add_differing(piece);
-      f.purge.OnRpc(*op, &reply);
-    }
-    return probes;
+  std::vector<std::string> asked;
+  const auto probe = [&f, &asked](std::vector<uint32_t> differing) {
+    return AnswerProbes(f, differing, &asked);
   };
   // Not before what was in flight to it had its deadline.
   f.ctx.now.mono_ms = f.ctx.config.transfer_timeout_ms - 1;
@@ -193,6 +210,98 @@ TEST(TombstonePurgeTest, AProbeAnsweredWithCopiesKeepsTheMemberAndAnEmptyOneForg
   f.ctx.now.mono_ms += f.ctx.config.anti_entropy_ms;
   f.purge.NoteGroup({b}, f.ctx.ring);
   EXPECT_EQ(probe({}), 1);
+  EXPECT_FALSE(f.purge.MembersMissing());
+  EXPECT_EQ(asked, std::vector<std::string>(3, a.addr));
+}
+
+// More members leaving the group than are remembered: nothing is purged for a day, even once
+// every remembered one is back, and the hand-overs carry the overflow.
+TEST(TombstonePurgeTest, MoreMissingMembersThanRememberedStopPurgesForADay) {
+  PurgeFixture f;
+  f.ctx.ring.predecessor = NodeRef::ForAddress("10.0.3.9:4000");
+  const std::vector<NodeRef> group = Members(70);
+  f.purge.NoteGroup(group, f.ctx.ring);
+  EXPECT_FALSE(f.purge.MembersMissing());
+  f.purge.NoteGroup({}, f.ctx.ring);
+  const MissingList list = f.purge.Missing();
+  EXPECT_EQ(list.members.size(), 64u);
+  EXPECT_GT(list.overflow_ms_left, 0u);
+  // All back: none is missing, but those not remembered may hold deleted values still.
+  f.ctx.ring.successors = group;
+  f.purge.NoteGroup(group, f.ctx.ring);
+  EXPECT_TRUE(f.purge.Missing().members.empty());
+  EXPECT_TRUE(f.purge.MembersMissing());
+  f.ctx.now.mono_ms = TombstonePurge::kForgetMissingMs - 1;
+  EXPECT_TRUE(f.purge.MembersMissing());
+  f.ctx.now.mono_ms = TombstonePurge::kForgetMissingMs;
+  EXPECT_FALSE(f.purge.MembersMissing());
+}
+
+// A maintenance round sends at most four probes; the rest go in the next rounds, and a member
+// with a probe in flight is not probed again.
+TEST(TombstonePurgeTest, ARoundProbesAtMostFourMissingMembers) {
+  PurgeFixture f;
+  f.ctx.ring.predecessor = NodeRef::ForAddress("10.0.3.9:4000");
+  const std::vector<NodeRef> group = Members(6);
+  f.purge.NoteGroup(group, f.ctx.ring);
+  f.purge.NoteGroup({}, f.ctx.ring);
+  f.ctx.now.mono_ms = f.ctx.config.transfer_timeout_ms;
+  std::vector<std::string> first;
+  std::vector<std::string> second;
+  f.purge.NoteGroup({}, f.ctx.ring);
+  Ready ready = f.ctx.out.TakeReady();
+  for (auto& r : ready.requests) {
+    if (r.envelope.has_sync_digest()) first.push_back(r.to);
+  }
+  EXPECT_EQ(first.size(), 4u);
+  f.purge.NoteGroup({}, f.ctx.ring);
+  EXPECT_EQ(AnswerProbes(f, {0}, &second), 2);
+  // Every member probed once.
+  first.insert(first.end(), second.begin(), second.end());
+  std::sort(first.begin(), first.end());
+  EXPECT_EQ(std::unique(first.begin(), first.end()), first.end());
+  EXPECT_EQ(first.size(), group.size());
+  f.purge.NoteGroup({}, f.ctx.ring);
+  EXPECT_EQ(AnswerProbes(f, {}), 0);
+}
+
+// An empty answer to a probe of a range that has changed since (a join took part of it, or
+// the predecessor changed) is not taken; the next probe asks about the range as it is now.
+TEST(TombstonePurgeTest, AnEmptyAnswerAboutAnOlderRangeIsNotTaken) {
+  PurgeFixture f;
+  const NodeRef a = NodeRef::ForAddress("10.0.3.2:4000");
+  const NodeRef pred = NodeRef::ForAddress("10.0.3.9:4000");
+  // A node that joins between the predecessor and this node (computed, not assumed).
+  std::optional<NodeRef> joiner;
+  for (int i = 10; i < 200 && !joiner; ++i) {
+    NodeRef n = NodeRef::ForAddress("10.0.6." + std::to_string(i) + ":4000");
+    if (Id::InHalfOpen(n.id, pred.id, f.ctx.ring.self.id)) joiner = n;
+  }
+  ASSERT_TRUE(joiner.has_value());
+  f.ctx.ring.predecessor = pred;
+  f.purge.NoteGroup({a}, f.ctx.ring);
+  f.purge.NoteGroup({}, f.ctx.ring);
+  f.ctx.now.mono_ms = f.ctx.config.transfer_timeout_ms;
+  f.purge.NoteGroup({}, f.ctx.ring);
+  Ready ready = f.ctx.out.TakeReady();
+  int probes = 0;
+  for (auto& r : ready.requests) {
+    if (!r.envelope.has_sync_digest()) continue;
+    ++probes;
+    EXPECT_EQ(Id::FromBytes(r.envelope.sync_digest().from_id()), std::optional<Id>(pred.id));
+    auto op = f.ctx.out.Complete(r.envelope.request_id(), true);
+    ASSERT_TRUE(op.has_value());
+    // The range changes before the answer arrives.
+    f.ctx.ring.predecessor = *joiner;
+    wire::Envelope reply;
+    reply.mutable_sync_digest_resp()->set_code(wire::OK);
+    f.purge.OnRpc(*op, &reply);
+  }
+  EXPECT_EQ(probes, 1);
+  EXPECT_TRUE(f.purge.MembersMissing());
+  f.ctx.now.mono_ms += f.ctx.config.anti_entropy_ms;
+  f.purge.NoteGroup({}, f.ctx.ring);
+  EXPECT_EQ(AnswerProbes(f, {}), 1);
   EXPECT_FALSE(f.purge.MembersMissing());
 }
 
