@@ -58,7 +58,6 @@ class TombstonePurge : public MissingMembers {
   void NoteComparing(const std::vector<NodeRef>& targets) { comparing_ = targets; }
   // Whether a member of the group is missing (so nothing may be purged).
   bool MembersMissing();
-  size_t missing() const { return missing_.size(); }
   // How many times a missing member was seen back. A round that started before a return
   // compared without that member, which may hold live copies of what the round's tombstones
   // deleted: its purge must wait for a round that includes it.
