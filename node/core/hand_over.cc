@@ -58,8 +58,9 @@ void HandOver::ForLeave(const NodeRef& to, OpRef parent) {
 }
 
 void HandOver::Send(Batch batch, const std::optional<Id>& after) {
-  // One batch of at most transfer_batch_bytes; once acknowledged, the next batch continues
-  // after the last id sent, until nothing is left; the last batch is marked `last`.
+  // One batch of at most transfer_batch_bytes (Store::ReadPage: more only by keys sharing the
+  // last one's SHA-1); once acknowledged, the next batch continues after the last id sent,
+  // until nothing is left; the last batch is marked `last`.
   const auto range = ctx_.ring.HandOverRange(batch.to, batch.for_leave);
   StorePage page;
   if (range) {

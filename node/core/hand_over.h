@@ -1,8 +1,9 @@
 // HandOver: moves records between ring neighbours. On a join, the successor sends its new
 // predecessor the records that are now on the predecessor's side, (start, predecessor]; on a
 // graceful leave, the leaver sends everything it accounts for to its successor. Records go
-// in batches of at most transfer_batch_bytes, one in flight, each continuing after the last
-// key id sent; the last one is marked so. After a batch is acknowledged the sent records are
+// in batches of at most transfer_batch_bytes (more only by the other keys of the last one's
+// SHA-1, which a batch never splits), one in flight, each continuing after the last key id
+// sent; the last one is marked so. After a batch is acknowledged the sent records are
 // erased here (where still unchanged) unless copies are kept (a join with replication, where
 // the clean-up walk drops them later). Every batch also names the members this node counts
 // missing (MissingMembers), and the names in a neighbour's batch are noted. It also receives

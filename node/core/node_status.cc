@@ -119,13 +119,18 @@ void NodeStatus::HandleListKeys(ReplyToken from, const wire::Envelope& request) 
     return ctx_.out.Reply(from, request.request_id(), std::move(reply));
   uint32_t n = 0;
   size_t bytes = 0;
+  // The next page continues after the last key id listed: a page never ends between two keys
+  // of one id (their SHA-1s collide), or the second would be skipped.
+  std::optional<Id> last;
   Status s = ctx_.store()->Scan(after ? *after : Id::Max(), Id::Max(),
                                 [&](const Id& id, const wire::Record& rec) {
                                   if (after && !(*after < id)) return true;
-                                  if (n >= limit || bytes > kMaxListBytes) {
+                                  if ((n >= limit || bytes > kMaxListBytes) &&
+                                      !(last && *last == id)) {
                                     r->set_more(true);
                                     return false;
                                   }
+                                  last = id;
                                   auto* out = r->add_records();
                                   out->set_key(rec.key());
                                   out->set_version(rec.version());

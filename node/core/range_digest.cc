@@ -38,7 +38,10 @@ Result<PiecePage> ReadPieces(Store* store, const Id& from, const Id& to,
     if (index == first && after) piece.from = *after;
     if (piece.empty()) continue;
     Status s = store->Scan(piece.from, piece.to, [&](const Id& id, const wire::Record& rec) {
-      if (visited >= max_visited) {
+      // The next page continues after `last`: a page never ends between two records of one
+      // key id (keys whose SHA-1s collide), or the second would be skipped.
+      const bool same_id = out.last && *out.last == id;
+      if (visited >= max_visited && !same_id) {
         page.more = true;
         return false;
       }
@@ -48,7 +51,7 @@ Result<PiecePage> ReadPieces(Store* store, const Id& from, const Id& to,
         return true;
       }
       const size_t size = Store::RecordBytes(rec);
-      if (!page.records.empty() &&
+      if (!page.records.empty() && !same_id &&
           (page.bytes + size > limits.max_bytes || page.records.size() >= limits.max_records)) {
         page.more = true;
         return false;

@@ -36,7 +36,9 @@ struct PiecePage {
 // The records of the `wanted` pieces of (from, to] (indexes out of range and duplicates are
 // ignored) that `keep` accepts (all when empty), in range order, continuing after `after` when
 // given (it must lie in the range), until the next one would go over `limits` (the first is
-// always taken) or `max_visited` records were looked at; page.more says it stopped early.
+// always taken) or `max_visited` records were looked at; page.more says it stopped early. A
+// page never ends between two records of one key id (keys whose SHA-1s collide): the next one
+// continues after `last`.
 [[nodiscard]] Result<PiecePage> ReadPieces(Store* store, const Id& from, const Id& to,
                                            std::vector<uint32_t> wanted,
                                            const std::optional<Id>& after, const PageLimits& limits,

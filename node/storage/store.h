@@ -125,14 +125,16 @@ class Store {
   }
 
   // The records of (from, to] that `keep` accepts (all when it is empty), in scan order,
-  // until the next one would go over `limits`; the first accepted record is always taken.
+  // until the next one would go over `limits`; the first accepted record is always taken, and
+  // so is every further record of the last one's key id (keys whose SHA-1s collide), since
+  // the next page continues after that id.
   [[nodiscard]] Result<StorePage> ReadPage(const Id& from, const Id& to, const PageLimits& limits,
                                            const Filter& keep = nullptr) {
     StorePage page;
     Status s = Scan(from, to, [&](const Id& id, const wire::Record& rec) {
       if (keep && !keep(id, rec)) return true;
       const size_t size = RecordBytes(rec);
-      if (!page.records.empty() &&
+      if (!page.records.empty() && page.records.back().first != id &&
           (page.bytes + size > limits.max_bytes || page.records.size() >= limits.max_records)) {
         page.more = true;
         return false;

@@ -6,15 +6,21 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "node/core/chord_node.h"
+#include "node/core/node_context.h"
+#include "node/core/replication/expiry_sweeper.h"
+#include "node/storage/ledger_store.h"
 #include "node/storage/memory_store.h"
 #include "protocol/id.h"
 #include "tests/unit/sim_test_options.h"
+#include "tests/unit/store_test_records.h"
 #include "tools/sim/sim_network.h"
 
 namespace chord {
@@ -253,6 +259,92 @@ TEST(ExpirySweeperTest, TheScanStopsAfterAPassOfSeveralSlices) {
   net.RunFor(5000);
   EXPECT_EQ(slices(), after_pass);
   EXPECT_GE(after_pass, while_full + 4);
+}
+
+// Two keys whose SHA-1s collide share an id; the sweeper's next slice starts after the last
+// id the slice visited, so a slice must never end between them. Here the store holds exactly
+// one slice and one record more: 4,095 records, then the two keys of one id, both expired.
+// Were a slice to end between the two, every slice would end there again, and the second key
+// would never expire while the index has no room for it.
+TEST(ExpirySweeperTest, ASliceNeverEndsBetweenTwoKeysOfOneId) {
+  MemoryStore memory;
+  LedgerStore store(&memory);
+  NodeConfig config = Config();
+  config.replicas = 1;
+  config.max_expiry_index_entries = 1;
+  NodeContext ctx(config, NodeRef::ForAddress(Addr(1)), &store, 1);
+  ctx.now.wall_ms = 1'800'000'000'000;
+  ctx.now.mono_ms = 1'000;
+  ASSERT_EQ(ExpirySweeper::kScanSlice, 4096u);
+  char hex[16];
+  for (int i = 1; i < 4096; ++i) {
+    std::snprintf(hex, sizeof(hex), "%x", i);
+    ASSERT_TRUE(store
+                    .Put(test_support::IdOf(hex),
+                         test_support::MakeRecord("filler" + std::to_string(i), "v"))
+                    .ok());
+  }
+  const Id twin_id = test_support::IdOf("1000");  // 4096
+  for (const char* key : {"twin-a", "twin-b"}) {
+    // Written 2 s ago (a version carries its wall-clock ms above 16 bits), expired 1 s ago.
+    wire::Record rec = test_support::MakeRecord(key, "v", (ctx.now.wall_ms - 2000) << 16);
+    rec.set_expires_unix_ms(ctx.now.wall_ms - 1000);
+    ASSERT_TRUE(store.Put(twin_id, rec).ok());
+  }
+  // The index has room for one: two keys it was asked to note leave it overflowed, so the
+  // sweeper scans the store.
+  ctx.records.expiry().Note(ctx.now.wall_ms + 600'000, test_support::IdOf("ffff0"), "x");
+  ctx.records.expiry().Note(ctx.now.wall_ms + 600'000, test_support::IdOf("ffff1"), "y");
+  ASSERT_TRUE(ctx.records.expiry().overflowed());
+  ExpirySweeper sweeper(ctx);
+  for (int i = 0; i < 4; ++i) sweeper.Sweep();
+  for (const char* key : {"twin-a", "twin-b"}) {
+    wire::Record rec;
+    ASSERT_TRUE(store.Get(twin_id, key, &rec).ok()) << key;
+    EXPECT_TRUE(rec.deleted() && rec.expired()) << key;
+  }
+}
+
+// The same for `chordctl dump`'s pages (ListKeys), which continue after the last key id listed.
+TEST(ListKeysTest, APageNeverEndsBetweenTwoKeysOfOneId) {
+  NodeConfig config = Config();
+  config.replicas = 1;
+  sim::SimNetwork net(test_support::Net(13));
+  const std::string a = Addr(1);
+  net.AddNode(a, config, "");
+  net.RunFor(1000);
+  std::set<std::string> all;
+  std::map<std::string, Id> id_of;
+  for (int i = 0; i < 12; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    ASSERT_TRUE(net.store(a)->Put(Id::Sha1(key), test_support::MakeRecord(key, "v")).ok());
+    all.insert(key);
+    id_of.emplace(key, Id::Sha1(key));
+    if (i % 3 != 0) continue;
+    const std::string twin = key + "-twin";  // the same id, as a collision would make
+    ASSERT_TRUE(net.store(a)->Put(Id::Sha1(key), test_support::MakeRecord(twin, "v")).ok());
+    all.insert(twin);
+    id_of.emplace(twin, Id::Sha1(key));
+  }
+  for (uint32_t limit : {1u, 2u, 3u}) {
+    SCOPED_TRACE("limit " + std::to_string(limit));
+    std::multiset<std::string> got;
+    std::string after;
+    for (int pages = 0; pages < 100; ++pages) {
+      wire::Envelope e;
+      e.mutable_list_keys()->set_limit(limit);
+      e.mutable_list_keys()->set_after_key_id(after);
+      auto r = test_support::CallAndWait(net, a, std::move(e));
+      ASSERT_TRUE(r && r->has_list_keys_resp());
+      const auto& resp = r->list_keys_resp();
+      for (const auto& rec : resp.records()) got.insert(rec.key());
+      if (!resp.more() || resp.records().empty()) break;
+      const Id last_id = id_of.at(resp.records(resp.records_size() - 1).key());
+      after.assign(reinterpret_cast<const char*>(last_id.bytes().data()), Id::kBytes);
+    }
+    EXPECT_EQ(std::set<std::string>(got.begin(), got.end()), all);
+    EXPECT_EQ(got.size(), all.size());
+  }
 }
 
 }  // namespace

@@ -57,8 +57,15 @@ void ExpirySweeper::ScanSlice() {
   const Id from = ctx_.ring.AttributedRangeStart();
   const Id to = ctx_.ring.self.id;
   // (cursor, cursor] is the whole ring, starting after the cursor.
+  bool stopped = false;
   Status s = ctx_.store()->Scan(cursor_, cursor_, [&](const Id& id, const wire::Record& rec) {
-    if (visited++ >= kScanSlice) return false;
+    // The next slice starts after `last`: a slice never ends between two records of one key
+    // id (keys whose SHA-1s collide), or the second would be skipped.
+    if (visited >= kScanSlice && id != last) {
+      stopped = true;
+      return false;
+    }
+    ++visited;
     last = id;
     if (rec.deleted() || rec.expires_unix_ms() == 0 || !Id::InHalfOpen(id, from, to)) return true;
     // As at start-up (ObserveAllVersions). A due key too: should its expiry fail below, the
@@ -73,7 +80,7 @@ void ExpirySweeper::ScanSlice() {
   for (const auto& [id, key] : due) Expire(id, key);
   // The pass is whole once a slice reached the end of the store (it went round to where it
   // began) or passed the pass's origin.
-  const bool ran_out = visited <= kScanSlice;
+  const bool ran_out = !stopped;
   if (!ran_out && !(start != last && Id::InHalfOpen(pass_origin_, start, last))) return;
   pass_open_ = false;
   // Every record with an expiry the pass saw is indexed (or expired), and so is every one

@@ -3,11 +3,12 @@
 // (a newer write wins as usual). Every holder does this on its own and stores the same
 // tombstone, which then takes part in anti-entropy and the tombstone purge like a delete.
 // Work per sweep is bounded: at most kMaxPerSweep records from the ExpiryIndex and, while the
-// index has overflowed, a slice of kScanSlice records of the store (continuing where the last
-// slice stopped), whose records with an expiry it notes in the index as room allows. Once a
-// whole pass of the store has noted every one without a refusal, the index holds them all
-// again and the scan stops. Reads do not wait for it: they treat an expired record as absent.
-// Called by Replication every maintenance round; the node's thread only.
+// index has overflowed, a slice of kScanSlice records of the store (more only by keys sharing
+// the last one's SHA-1, which a slice never splits; continuing where the last slice stopped), whose
+// records with an expiry it notes in the index as room allows. Once a whole pass of the store has
+// noted every one without a refusal, the index holds them all again and the scan stops. Reads do
+// not wait for it: they treat an expired record as absent. Called by Replication every maintenance
+// round; the node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_EXPIRY_SWEEPER_H_
 #define CHORD_NODE_CORE_REPLICATION_EXPIRY_SWEEPER_H_
 
