@@ -305,6 +305,90 @@ TEST(ExpirySweeperTest, ASliceNeverEndsBetweenTwoKeysOfOneId) {
   }
 }
 
+// A MemoryStore whose reads or writes of records fail while told to (as a RocksDB store does
+// on an I/O error).
+class FlakyStore final : public Store {
+ public:
+  bool fail_reads = false;
+  bool fail_writes = false;
+
+  Status Put(const Id& key_id, const wire::Record& record) override {
+    return fail_writes ? Status::IoError("write failed") : inner_.Put(key_id, record);
+  }
+  Status Get(const Id& key_id, std::string_view key, wire::Record* out) override {
+    return fail_reads ? Status::IoError("read failed") : inner_.Get(key_id, key, out);
+  }
+  Status Erase(const Id& key_id, std::string_view key) override {
+    return fail_writes ? Status::IoError("write failed") : inner_.Erase(key_id, key);
+  }
+  Status Write(const StoreBatch& batch) override {
+    return fail_writes ? Status::IoError("write failed") : inner_.Write(batch);
+  }
+  Status Scan(const Id& from, const Id& to, const Visitor& visit) override {
+    return inner_.Scan(from, to, visit);
+  }
+  uint64_t Count() override { return inner_.Count(); }
+  Status PutMeta(std::string_view name, std::string_view value) override {
+    return inner_.PutMeta(name, value);
+  }
+  Status GetMeta(std::string_view name, std::string* value) override {
+    return inner_.GetMeta(name, value);
+  }
+  Status EraseMeta(std::string_view name) override { return inner_.EraseMeta(name); }
+  Status ScanMeta(std::string_view prefix, const MetaVisitor& visit) override {
+    return inner_.ScanMeta(prefix, visit);
+  }
+
+ private:
+  MemoryStore inner_;
+};
+
+// The sweeper takes due keys out of the index before it stores their tombstones. When the
+// store fails (a read or a write), the key it failed on and the others it took go back in, and
+// the next sweep expires them; before, they were dropped and stayed live on this node until a
+// restart rebuilt the index.
+TEST(ExpirySweeperTest, KeysTheStoreFailedToExpireExpireOnTheNextSweep) {
+  for (const bool reads : {true, false}) {
+    SCOPED_TRACE(reads ? "reads fail" : "writes fail");
+    FlakyStore flaky;
+    LedgerStore store(&flaky);
+    NodeConfig config = Config();
+    config.replicas = 1;
+    NodeContext ctx(config, NodeRef::ForAddress(Addr(1)), &store, 1);
+    ctx.now.wall_ms = 1'800'000'000'000;
+    ctx.now.mono_ms = 1'000;
+    const std::vector<std::string> keys = {"lease-a", "lease-b", "lease-c"};
+    for (const std::string& key : keys) {
+      // Written 2 s ago (a version carries its wall-clock ms above 16 bits), expired 1 s ago.
+      wire::Record rec = test_support::MakeRecord(key, "v", (ctx.now.wall_ms - 2000) << 16);
+      rec.set_expires_unix_ms(ctx.now.wall_ms - 1000);
+      ASSERT_TRUE(store.Put(Id::Sha1(key), rec).ok());
+      ctx.records.expiry().Note(rec.expires_unix_ms(), Id::Sha1(key), key);
+    }
+    ASSERT_FALSE(ctx.records.expiry().overflowed());
+    ExpirySweeper sweeper(ctx);
+    (reads ? flaky.fail_reads : flaky.fail_writes) = true;
+    sweeper.Sweep();
+    EXPECT_EQ(ctx.records.expiry().size(), keys.size());
+    EXPECT_EQ(ctx.counters.keys_expired, 0u);
+    flaky.fail_reads = flaky.fail_writes = false;
+    for (const std::string& key : keys) {
+      wire::Record rec;
+      ASSERT_TRUE(store.Get(Id::Sha1(key), key, &rec).ok()) << key;
+      EXPECT_FALSE(rec.deleted()) << key;
+    }
+    ctx.now.wall_ms += 1000;
+    sweeper.Sweep();
+    for (const std::string& key : keys) {
+      wire::Record rec;
+      ASSERT_TRUE(store.Get(Id::Sha1(key), key, &rec).ok()) << key;
+      EXPECT_TRUE(rec.deleted() && rec.expired()) << key;
+    }
+    EXPECT_EQ(ctx.counters.keys_expired, keys.size());
+    EXPECT_EQ(ctx.records.expiry().size(), 0u);
+  }
+}
+
 // The same for `chordctl dump`'s pages (ListKeys), which continue after the last key id listed.
 TEST(ListKeysTest, APageNeverEndsBetweenTwoKeysOfOneId) {
   NodeConfig config = Config();

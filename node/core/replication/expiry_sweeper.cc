@@ -8,18 +8,29 @@
 namespace chord {
 
 void ExpirySweeper::Sweep() {
-  for (const ExpiryIndex::Entry& e :
-       ctx_.records.expiry().TakeDue(ctx_.now.wall_ms, kMaxPerSweep)) {
-    Expire(e.key_id, e.key);
+  ExpiryIndex& index = ctx_.records.expiry();
+  std::vector<ExpiryIndex::Entry> due = index.TakeDue(ctx_.now.wall_ms, kMaxPerSweep);
+  for (size_t i = 0; i < due.size(); ++i) {
+    if (Expire(due[i].key_id, due[i].key)) continue;
+    // The store failed (logged once): this key and the rest taken go back in the index for
+    // the next sweep, as the keys a scan finds stay in it until expired.
+    for (; i < due.size(); ++i) index.Note(due[i].expires_unix_ms, due[i].key_id, due[i].key);
+    break;
   }
-  if (ctx_.records.expiry().overflowed()) ScanSlice();
+  if (index.overflowed()) ScanSlice();
 }
 
-void ExpirySweeper::Expire(const Id& key_id, const std::string& key) {
+bool ExpirySweeper::Expire(const Id& key_id, const std::string& key) {
   wire::Record rec;
-  if (!ctx_.store()->Get(key_id, key, &rec).ok()) return;
-  // Gone, a tombstone already, or written again since with a later (or no) expiry.
-  if (rec.deleted() || rec.expires_unix_ms() == 0 || RecordLive(rec, ctx_.now.wall_ms)) return;
+  if (Status s = ctx_.store()->Get(key_id, key, &rec); !s.ok()) {
+    if (s.IsNotFound()) return true;  // gone (a hand-over or clean-up took it)
+    ctx_.Log(LogLevel::kError, "cannot read a key to expire it: " + s.message());
+    return false;
+  }
+  // A tombstone already, or written again since with a later (or no) expiry.
+  if (rec.deleted() || rec.expires_unix_ms() == 0 || RecordLive(rec, ctx_.now.wall_ms)) {
+    return true;
+  }
   wire::Record tombstone;
   tombstone.set_key(key);
   tombstone.set_version(rec.version() + 1);
@@ -36,9 +47,10 @@ void ExpirySweeper::Expire(const Id& key_id, const std::string& key) {
   Status s = ctx_.records.StoreIfNewer(key_id, tombstone, &stored, nullptr, link);
   if (!s.ok()) {
     ctx_.Log(LogLevel::kError, "cannot store the tombstone of an expired key: " + s.message());
-    return;
+    return false;
   }
   if (stored) ++ctx_.counters.keys_expired;
+  return true;
 }
 
 void ExpirySweeper::ScanSlice() {
@@ -77,7 +89,10 @@ void ExpirySweeper::ScanSlice() {
   if (!s.ok()) return;
   ++ctx_.counters.expiry_scan_slices;
   cursor_ = last;
-  for (const auto& [id, key] : due) Expire(id, key);
+  // Noted above: after a store failure, the rest stay indexed for the next sweep.
+  for (const auto& [id, key] : due) {
+    if (!Expire(id, key)) break;
+  }
   // The pass is whole once a slice reached the end of the store (it went round to where it
   // began) or passed the pass's origin.
   const bool ran_out = !stopped;

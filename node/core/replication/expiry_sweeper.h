@@ -6,7 +6,8 @@
 // index has overflowed, a slice of kScanSlice records of the store (more only by keys sharing
 // the last one's SHA-1, which a slice never splits; continuing where the last slice stopped), whose
 // records with an expiry it notes in the index as room allows. Once a whole pass of the store has
-// noted every one without a refusal, the index holds them all again and the scan stops. Reads do
+// noted every one without a refusal, the index holds them all again and the scan stops. A key whose
+// expiry the store failed to write stays indexed for the next sweep. Reads do
 // not wait for it: they treat an expired record as absent. Called by Replication every maintenance
 // round; the node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_EXPIRY_SWEEPER_H_
@@ -32,8 +33,9 @@ class ExpirySweeper {
   void Sweep();
 
  private:
-  // Stores the expiry tombstone of `key` if its stored record has expired.
-  void Expire(const Id& key_id, const std::string& key);
+  // Stores the expiry tombstone of `key` if its stored record has expired. False if the store
+  // failed (read or write), so the key must be tried again.
+  [[nodiscard]] bool Expire(const Id& key_id, const std::string& key);
   // One slice of the store scan (only while the index has overflowed).
   void ScanSlice();
 
