@@ -305,18 +305,20 @@ TEST(ExpirySweeperTest, ASliceNeverEndsBetweenTwoKeysOfOneId) {
   }
 }
 
-// A MemoryStore whose reads or writes of records fail while told to (as a RocksDB store does
-// on an I/O error).
+// A MemoryStore whose reads or writes of records fail while told to, and whose reads of one
+// key always fail (as a RocksDB store does on an I/O error, or on a corrupt block).
 class FlakyStore final : public Store {
  public:
   bool fail_reads = false;
   bool fail_writes = false;
+  std::string unreadable_key;
 
   Status Put(const Id& key_id, const wire::Record& record) override {
     return fail_writes ? Status::IoError("write failed") : inner_.Put(key_id, record);
   }
   Status Get(const Id& key_id, std::string_view key, wire::Record* out) override {
-    return fail_reads ? Status::IoError("read failed") : inner_.Get(key_id, key, out);
+    if (fail_reads || key == unreadable_key) return Status::IoError("read failed");
+    return inner_.Get(key_id, key, out);
   }
   Status Erase(const Id& key_id, std::string_view key) override {
     return fail_writes ? Status::IoError("write failed") : inner_.Erase(key_id, key);
@@ -343,50 +345,84 @@ class FlakyStore final : public Store {
   MemoryStore inner_;
 };
 
+// A node over `flaky` whose index holds `keys`, stored live with an expiry that passed 1 s ago
+// (the first key's 1 ms earlier, so the sweeper takes it first).
+struct ExpiredKeys {
+  explicit ExpiredKeys(FlakyStore* flaky, const std::vector<std::string>& keys)
+      : store(flaky), ctx(SweeperConfig(), NodeRef::ForAddress(Addr(1)), &store, 1) {
+    ctx.now.wall_ms = 1'800'000'000'000;
+    ctx.now.mono_ms = 1'000;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      // Written 2 s ago (a version carries its wall-clock ms above 16 bits).
+      wire::Record rec = test_support::MakeRecord(keys[i], "v", (ctx.now.wall_ms - 2000) << 16);
+      rec.set_expires_unix_ms(ctx.now.wall_ms - 1000 - (i == 0 ? 1 : 0));
+      EXPECT_TRUE(store.Put(Id::Sha1(keys[i]), rec).ok());
+      ctx.records.expiry().Note(rec.expires_unix_ms(), Id::Sha1(keys[i]), keys[i]);
+    }
+  }
+  static NodeConfig SweeperConfig() {
+    NodeConfig config = Config();
+    config.replicas = 1;
+    return config;
+  }
+  // Whether `key` is stored as its expiry tombstone.
+  bool Expired(const std::string& key) {
+    wire::Record rec;
+    EXPECT_TRUE(store.Get(Id::Sha1(key), key, &rec).ok()) << key;
+    return rec.deleted() && rec.expired();
+  }
+
+  LedgerStore store;
+  NodeContext ctx;
+};
+
 // The sweeper takes due keys out of the index before it stores their tombstones. When the
-// store fails (a read or a write), the key it failed on and the others it took go back in, and
-// the next sweep expires them; before, they were dropped and stayed live on this node until a
-// restart rebuilt the index.
-TEST(ExpirySweeperTest, KeysTheStoreFailedToExpireExpireOnTheNextSweep) {
+// store fails (a read or a write), the sweep stops and every key it took goes back in: the one
+// it failed on to be tried again after kRetryMs, the rest for the next sweep. Before, they were
+// dropped and stayed live on this node until a restart rebuilt the index.
+TEST(ExpirySweeperTest, KeysTheStoreFailedToExpireExpireOnALaterSweep) {
   for (const bool reads : {true, false}) {
     SCOPED_TRACE(reads ? "reads fail" : "writes fail");
     FlakyStore flaky;
-    LedgerStore store(&flaky);
-    NodeConfig config = Config();
-    config.replicas = 1;
-    NodeContext ctx(config, NodeRef::ForAddress(Addr(1)), &store, 1);
-    ctx.now.wall_ms = 1'800'000'000'000;
-    ctx.now.mono_ms = 1'000;
     const std::vector<std::string> keys = {"lease-a", "lease-b", "lease-c"};
-    for (const std::string& key : keys) {
-      // Written 2 s ago (a version carries its wall-clock ms above 16 bits), expired 1 s ago.
-      wire::Record rec = test_support::MakeRecord(key, "v", (ctx.now.wall_ms - 2000) << 16);
-      rec.set_expires_unix_ms(ctx.now.wall_ms - 1000);
-      ASSERT_TRUE(store.Put(Id::Sha1(key), rec).ok());
-      ctx.records.expiry().Note(rec.expires_unix_ms(), Id::Sha1(key), key);
-    }
-    ASSERT_FALSE(ctx.records.expiry().overflowed());
-    ExpirySweeper sweeper(ctx);
+    ExpiredKeys node(&flaky, keys);
+    ExpirySweeper sweeper(node.ctx);
     (reads ? flaky.fail_reads : flaky.fail_writes) = true;
     sweeper.Sweep();
-    EXPECT_EQ(ctx.records.expiry().size(), keys.size());
-    EXPECT_EQ(ctx.counters.keys_expired, 0u);
+    EXPECT_EQ(node.ctx.records.expiry().size(), keys.size());
+    EXPECT_EQ(node.ctx.counters.keys_expired, 0u);
     flaky.fail_reads = flaky.fail_writes = false;
-    for (const std::string& key : keys) {
-      wire::Record rec;
-      ASSERT_TRUE(store.Get(Id::Sha1(key), key, &rec).ok()) << key;
-      EXPECT_FALSE(rec.deleted()) << key;
-    }
-    ctx.now.wall_ms += 1000;
+    for (const std::string& key : keys) EXPECT_FALSE(node.Expired(key)) << key;
+    // The next sweep expires the keys after the one that failed; that one, kRetryMs later.
+    node.ctx.now.wall_ms += 1000;
     sweeper.Sweep();
-    for (const std::string& key : keys) {
-      wire::Record rec;
-      ASSERT_TRUE(store.Get(Id::Sha1(key), key, &rec).ok()) << key;
-      EXPECT_TRUE(rec.deleted() && rec.expired()) << key;
-    }
-    EXPECT_EQ(ctx.counters.keys_expired, keys.size());
-    EXPECT_EQ(ctx.records.expiry().size(), 0u);
+    EXPECT_FALSE(node.Expired(keys[0]));
+    EXPECT_TRUE(node.Expired(keys[1]));
+    EXPECT_TRUE(node.Expired(keys[2]));
+    node.ctx.now.wall_ms += ExpirySweeper::kRetryMs;
+    sweeper.Sweep();
+    EXPECT_TRUE(node.Expired(keys[0]));
+    EXPECT_EQ(node.ctx.counters.keys_expired, keys.size());
+    EXPECT_EQ(node.ctx.records.expiry().size(), 0u);
   }
+}
+
+// A key the store can never read (a corrupt block) fails every time it is tried; it stays in
+// the index and holds up none of the others, though it is the first due.
+TEST(ExpirySweeperTest, AKeyThatAlwaysFailsHoldsUpNoOther) {
+  FlakyStore flaky;
+  const std::vector<std::string> keys = {"corrupt", "lease-b", "lease-c"};
+  ExpiredKeys node(&flaky, keys);
+  flaky.unreadable_key = keys[0];
+  ExpirySweeper sweeper(node.ctx);
+  for (int i = 0; i < 4; ++i) {
+    sweeper.Sweep();
+    node.ctx.now.wall_ms += ExpirySweeper::kRetryMs;
+  }
+  EXPECT_TRUE(node.Expired(keys[1]));
+  EXPECT_TRUE(node.Expired(keys[2]));
+  EXPECT_EQ(node.ctx.counters.keys_expired, 2u);
+  EXPECT_EQ(node.ctx.records.expiry().size(), 1u);  // the corrupt key, to be tried again
 }
 
 // The same for `chordctl dump`'s pages (ListKeys), which continue after the last key id listed.

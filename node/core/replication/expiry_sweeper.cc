@@ -12,9 +12,11 @@ void ExpirySweeper::Sweep() {
   std::vector<ExpiryIndex::Entry> due = index.TakeDue(ctx_.now.wall_ms, kMaxPerSweep);
   for (size_t i = 0; i < due.size(); ++i) {
     if (Expire(due[i].key_id, due[i].key)) continue;
-    // The store failed (logged once): this key and the rest taken go back in the index for
-    // the next sweep, as the keys a scan finds stay in it until expired.
-    for (; i < due.size(); ++i) index.Note(due[i].expires_unix_ms, due[i].key_id, due[i].key);
+    // The store failed (logged). The keys were taken out of the index: this one goes back to
+    // be tried again after kRetryMs (so that a key that keeps failing does not hold up the
+    // others, which come first), the rest as they were, for the next sweep.
+    index.Note(ctx_.now.wall_ms + kRetryMs, due[i].key_id, due[i].key);
+    for (++i; i < due.size(); ++i) index.Note(due[i].expires_unix_ms, due[i].key_id, due[i].key);
     break;
   }
   if (index.overflowed()) ScanSlice();
@@ -24,7 +26,8 @@ bool ExpirySweeper::Expire(const Id& key_id, const std::string& key) {
   wire::Record rec;
   if (Status s = ctx_.store()->Get(key_id, key, &rec); !s.ok()) {
     if (s.IsNotFound()) return true;  // gone (a hand-over or clean-up took it)
-    ctx_.Log(LogLevel::kError, "cannot read a key to expire it: " + s.message());
+    ctx_.Log(LogLevel::kError, "cannot read a key to expire it (tried again in " +
+                                   std::to_string(kRetryMs / 1000) + " s): " + s.message());
     return false;
   }
   // A tombstone already, or written again since with a later (or no) expiry.
@@ -46,7 +49,8 @@ bool ExpirySweeper::Expire(const Id& key_id, const std::string& key) {
   const ChangeLink link{ChangeLink::Kind::kGiven, rec.version(), /*published=*/true};
   Status s = ctx_.records.StoreIfNewer(key_id, tombstone, &stored, nullptr, link);
   if (!s.ok()) {
-    ctx_.Log(LogLevel::kError, "cannot store the tombstone of an expired key: " + s.message());
+    ctx_.Log(LogLevel::kError, "cannot store the tombstone of an expired key (tried again in " +
+                                   std::to_string(kRetryMs / 1000) + " s): " + s.message());
     return false;
   }
   if (stored) ++ctx_.counters.keys_expired;
@@ -89,9 +93,12 @@ void ExpirySweeper::ScanSlice() {
   if (!s.ok()) return;
   ++ctx_.counters.expiry_scan_slices;
   cursor_ = last;
-  // Noted above: after a store failure, the rest stay indexed for the next sweep.
+  // Noted above. After a store failure (logged) the key is tried again after kRetryMs, and
+  // the rest stay noted (as room allowed) for the next sweep.
   for (const auto& [id, key] : due) {
-    if (!Expire(id, key)) break;
+    if (Expire(id, key)) continue;
+    index.Note(now + kRetryMs, id, key);
+    break;
   }
   // The pass is whole once a slice reached the end of the store (it went round to where it
   // began) or passed the pass's origin.

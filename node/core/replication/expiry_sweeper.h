@@ -4,12 +4,13 @@
 // tombstone, which then takes part in anti-entropy and the tombstone purge like a delete.
 // Work per sweep is bounded: at most kMaxPerSweep records from the ExpiryIndex and, while the
 // index has overflowed, a slice of kScanSlice records of the store (more only by keys sharing
-// the last one's SHA-1, which a slice never splits; continuing where the last slice stopped), whose
-// records with an expiry it notes in the index as room allows. Once a whole pass of the store has
-// noted every one without a refusal, the index holds them all again and the scan stops. A key whose
-// expiry the store failed to write stays indexed for the next sweep. Reads do
-// not wait for it: they treat an expired record as absent. Called by Replication every maintenance
-// round; the node's thread only.
+// the last one's SHA-1, which a slice never splits; continuing where the last slice stopped),
+// whose records with an expiry it notes in the index as room allows. Once a whole pass of the
+// store has noted every one without a refusal, the index holds them all again and the scan
+// stops. When the store fails (a read, or the tombstone's write), the sweep stops: that key is
+// tried again after kRetryMs, and the others it took stay indexed for the next sweep. Reads do
+// not wait for it: they treat an expired record as absent. Called by Replication every
+// maintenance round; the node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_EXPIRY_SWEEPER_H_
 #define CHORD_NODE_CORE_REPLICATION_EXPIRY_SWEEPER_H_
 
@@ -26,6 +27,7 @@ class ExpirySweeper {
  public:
   static constexpr size_t kMaxPerSweep = 1024;
   static constexpr size_t kScanSlice = 4096;
+  static constexpr uint64_t kRetryMs = 10'000;
 
   explicit ExpirySweeper(NodeContext& ctx) : ctx_(ctx) {}
 
