@@ -17,6 +17,7 @@
 #include "protocol/id.h"
 #include "protocol/messages.h"
 #include "tests/unit/sim_test_options.h"
+#include "tests/unit/store_test_records.h"
 #include "tools/sim/sim_network.h"
 
 namespace chord {
@@ -414,6 +415,47 @@ TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithoutACopyIsDecidedAgainstItsRepl
   auto again = PutIf(net, fresh_owner, fresh, "two", /*if_absent=*/true, 0);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->code(), wire::CONFLICT) << again->error();
+}
+
+TEST(ReplicationTest, AReplicasVersionFarAheadOfTheOwnersClockDecidesNothing) {
+  // The owner versions a conditional write above the record its replicas report. A replica
+  // reporting a tombstone an hour ahead of the owner's clock (a forged answer, or a tombstone
+  // a node whose clock ran ahead minted) must not count: taken, the if-absent put would hold
+  // and the owner's version clock would jump past what any store accepts (versions more than
+  // the allowed skew ahead are refused), so every later write through it would fail.
+  const std::string k = "the-key";
+  SimNetwork net(Net(13));
+  const auto order = OwnerLosesItsCopy(net, k);
+  const std::string owner = order[0];
+  const uint64_t hour_ahead_ms = net.NowClock().wall_ms + 3'600'000;
+  wire::Record forged = test_support::MakeRecord(k, "", hour_ahead_ms << 16);
+  forged.set_deleted(true);
+  ASSERT_TRUE(net.store(order[1])->Put(Id::Sha1(k), forged).ok());
+
+  auto absent = PutIf(net, owner, k, "overwrite", /*if_absent=*/true, 0);
+  ASSERT_TRUE(absent);
+  EXPECT_EQ(absent->code(), wire::UNAVAILABLE) << absent->error();
+  EXPECT_NE(absent->error().find(order[1] + " answered a version"), std::string::npos)
+      << absent->error();
+  EXPECT_NE(absent->error().find("ms ahead of this node's clock"), std::string::npos)
+      << absent->error();
+  wire::Record rec;
+  EXPECT_TRUE(net.store(owner)->Get(Id::Sha1(k), k, &rec).IsNotFound());
+
+  // The owner's clock did not move: its writes of other keys are stored everywhere, at
+  // versions of its own time.
+  const auto addrs = std::vector<std::string>{Addr(1), Addr(2), Addr(3), Addr(4)};
+  int checked = 0;
+  for (int i = 0; i < 200 && checked < 3; ++i) {
+    const std::string other = "other-" + std::to_string(i);
+    if (ClockwiseFromOwner(other, addrs)[0] != owner) continue;
+    ++checked;
+    auto put = Put(net, owner, other, "v");
+    ASSERT_TRUE(put);
+    ASSERT_EQ(put->code(), wire::OK) << other << ": " << put->error();
+    EXPECT_LE(put->version() >> 16, net.NowClock().wall_ms) << other;
+  }
+  EXPECT_EQ(checked, 3);
 }
 
 TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithAnOlderCopyIsDecidedAgainstItsReplicas) {

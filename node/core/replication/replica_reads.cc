@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "node/core/record_order.h"
 #include "protocol/messages.h"
 
 namespace chord {
@@ -98,7 +99,19 @@ void ReplicaReads::OnRpc(OpRef ref, const wire::Envelope* response) {
   ReadOp& op = it->second;
   if (response != nullptr && response->has_data_resp()) {
     const auto& d = response->data_resp();
-    const bool copy_or_none = d.code() == wire::OK || d.code() == wire::NOT_FOUND;
+    bool copy_or_none = d.code() == wire::OK || d.code() == wire::NOT_FOUND;
+    if (copy_or_none && !ctx_.records.VersionPlausible(d.version())) {
+      // No store takes a version that far ahead of its clock, and the owner versions a
+      // conditional write above what its replicas hold: taken, this answer would push its
+      // version clock past what every store accepts. Not an answer.
+      copy_or_none = false;
+      if (op.every && ref.index < op.holders.size()) {
+        op.implausible = op.holders[ref.index] + " answered a version " +
+                         std::to_string(VersionWallMs(d.version()) - ctx_.now.wall_ms) +
+                         " ms ahead of this node's clock, more than the " +
+                         std::to_string(ctx_.config.max_clock_skew_ms) + " ms allowed";
+      }
+    }
     if (copy_or_none) ++op.answered;
     if (op.every && d.code() == wire::NOT_OWNER && ref.index < op.holders.size()) {
       // It owns the key itself, or does not take this node as its predecessor
@@ -128,6 +141,10 @@ void ReplicaReads::Finish(uint64_t id) {
     unavailable = "the owner " + ctx_.self().addr +
                   " checks a condition against every replica and its replica " + op.refused +
                   " (the ring is settling after a pause, a cut or a join); retry";
+  } else if (op.every && !op.implausible.empty()) {
+    unavailable = "the owner " + ctx_.self().addr +
+                  " checks a condition against every replica and its replica " + op.implausible +
+                  "; compare the nodes' clocks, then retry";
   } else if (op.any && !op.owner_miss && op.best.code() == wire::NOT_FOUND &&
              op.best.version() == 0) {
     // A fall-back read asks the holders named by a lookup that reached a dead or departed

@@ -10,7 +10,10 @@
 // itself (a successor that took this node's arc over and has not taken it back), and the first
 // must take this node's process as its predecessor, else the answer is UNAVAILABLE; it names
 // the newest record's writer and carries no value (replicas answer with their copies'
-// headers). The answers to a quorum read's repairs (OpKind::kRepair) are counted here. Each
+// headers). An answer whose version lies further ahead of this node's clock than the allowed
+// skew (NodeConfig::max_clock_skew_ms) is no answer: a condition read names it in its
+// UNAVAILABLE, as the owner would otherwise version its write above it, where no store takes
+// it. The answers to a quorum read's repairs (OpKind::kRepair) are counted here. Each
 // read is a ReadOp owned here; answers go to the requester's OpRef. The node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 #define CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
@@ -51,6 +54,7 @@ class ReplicaReads {
     uint64_t timeout_ms = 0;           // how long they were given
     std::vector<std::string> holders;  // a condition read's holders, by OpRef::index
     std::string refused;               // a condition read's refusal: who, and what it said
+    std::string implausible;           // a condition read's answer too far ahead: who, how far
     wire::DataResponse best;
   };
 
