@@ -121,7 +121,7 @@ void HandOver::OnRpc(OpRef op, const wire::Envelope* response) {
                                   batch.to.Describe() + " failed; keeping them");
     Finish(batch, false);
   } else {
-    DropSent(batch);
+    DropSent(batch, response->transfer_resp());
     ctx_.counters.keys_sent += batch.sent.size();
     ctx_.counters.bytes_sent += batch.bytes;
     if (!batch.sent.empty()) {
@@ -144,13 +144,35 @@ void HandOver::OnRpc(OpRef op, const wire::Envelope* response) {
   }
 }
 
-void HandOver::DropSent(const Batch& batch) {
+void HandOver::DropSent(const Batch& batch, const wire::TransferResponse& answer) {
   // With replicas, a join's hand-over is a copy: this node stays in the new node's replica
   // set, and the clean-up pass drops what it no longer needs.
   if (!batch.for_leave && batch.keep_copies) return;
   if (batch.to.SameProcess(ctx_.self())) return;  // one shared store
+  // What the receiver refused (outside its limits: a lower value limit, a clock behind by more
+  // than the skew) it does not hold: those copies stay here. An answer that does not name its
+  // refusals one by one, in ascending order within the batch, keeps the whole batch.
+  std::vector<bool> refused(batch.sent.size(), false);
+  bool named = answer.refused_at_size() == static_cast<int>(answer.refused());
+  for (int i = 0; named && i < answer.refused_at_size(); ++i) {
+    const uint32_t at = answer.refused_at(i);
+    named = at < refused.size() && (i == 0 || at > answer.refused_at(i - 1));
+    if (named) refused[at] = true;
+  }
+  if (!named || answer.refused() > 0) {
+    ctx_.Log(LogLevel::kWarn,
+             batch.to.Describe() + " refused " +
+                 (named ? std::to_string(answer.refused()) + " of the " +
+                              std::to_string(batch.sent.size()) + " keys handed over to it"
+                        : "keys handed over to it without naming them") +
+                 " as outside its limits; they stay here (check that every node runs with the "
+                 "same limits and synchronized clocks)");
+  }
+  if (!named) return;
   std::vector<RecordStamp> drop;
-  for (const RecordStamp& r : batch.sent) {
+  for (size_t i = 0; i < batch.sent.size(); ++i) {
+    const RecordStamp& r = batch.sent[i];
+    if (refused[i]) continue;
     // Keep a key that has become ours again meanwhile (the receiver left and handed it back).
     if (!batch.for_leave && ctx_.ring.Owns(r.key_id)) continue;
     drop.push_back(r);
@@ -173,14 +195,28 @@ void HandOver::HandleTransfer(ReplyToken from, const wire::Envelope& request) {
     r->set_code(wire::SHUTTING_DOWN);
     return ctx_.out.Reply(from, request.request_id(), std::move(reply));
   }
-  for (const auto& rec : t.records()) {
+  std::string first_refusal;
+  for (int i = 0; i < t.records_size(); ++i) {
+    const wire::Record& rec = t.records(i);
     Status s = ctx_.records.StoreIfNewer(Id::Sha1(rec.key()), rec);
-    if (s.code() == Status::Code::kInvalidArgument) continue;  // outside the limits: dropped
+    if (s.code() == Status::Code::kInvalidArgument) {
+      // Outside the limits: not kept, and named in the answer, so that the sender keeps it.
+      r->set_refused(r->refused() + 1);
+      r->add_refused_at(static_cast<uint32_t>(i));
+      if (first_refusal.empty()) first_refusal = s.message();
+      continue;
+    }
     if (!s.ok()) {
       r->set_code(wire::UNAVAILABLE);
       ctx_.Log(LogLevel::kError, "cannot store handed-over keys: " + s.message());
       break;
     }
+  }
+  if (r->code() == wire::OK && r->refused() > 0) {
+    ctx_.Log(LogLevel::kWarn,
+             "refused " + std::to_string(r->refused()) + " of " + std::to_string(t.records_size()) +
+                 " handed-over keys as outside this node's limits (the first: " + first_refusal +
+                 "); the sender keeps them");
   }
   if (r->code() == wire::OK) {
     // Keys that watchers follow come with their recent changes: a watcher goes on here. Only

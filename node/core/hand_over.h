@@ -5,7 +5,8 @@
 // SHA-1, which a batch never splits), one in flight, each continuing after the last key id
 // sent; the last one is marked so. After a batch is acknowledged the sent records are
 // erased here (where still unchanged) unless copies are kept (a join with replication, where
-// the clean-up walk drops them later). Every batch also names the members this node counts
+// the clean-up walk drops them later), except those the receiver refused as outside its
+// limits (TransferResponse.refused_at). Every batch also names the members this node counts
 // missing (MissingMembers), and the names in a neighbour's batch are noted. It also receives
 // hand-overs (Transfer). Owned by the ChordNode; started by the replication policy (joins)
 // and the Leaver; the node's thread.
@@ -64,8 +65,9 @@ class HandOver {
 
   // Sends the next batch of `batch`'s range after `after`.
   void Send(Batch batch, const std::optional<Id>& after);
-  // Erases what the acknowledged batch carried, unless copies stay or it came back to us.
-  void DropSent(const Batch& batch);
+  // Erases what the acknowledged batch carried, unless copies stay, it came back to us, or
+  // the receiver refused it (`answer`).
+  void DropSent(const Batch& batch, const wire::TransferResponse& answer);
   void Finish(const Batch& batch, bool ok);
 
   NodeContext& ctx_;

@@ -1894,6 +1894,53 @@ TEST(ReplicationTest, ACleanUpKeepsOnlyTheRecordsAHolderRefused) {
   EXPECT_EQ(LiveHolders(net)[big], ExpectedHolders(big, addrs));
 }
 
+TEST(ReplicationTest, AHandOverKeepsTheRecordsItsReceiverRefused) {
+  // At R = 1 a join's hand-over moves the new node's keys to it and erases them here. A record
+  // the new node refused (its value limit is lower) was erased too, though the new node did
+  // not keep it: an acknowledged write gone from every node. Now the receiver names what it
+  // refused, and the sender keeps those.
+  SimNetwork net(Net(7));
+  NodeConfig config = ReplicatedConfig();
+  config.replicas = 1;
+  config.transfer_batch_bytes = 300;  // batches of a few records
+  const auto addrs = StartRing(net, 3, config);
+  std::vector<std::string> after = addrs;
+  after.push_back(Addr(9));
+  // Keys the new node will own: the first a big one, then small ones.
+  std::vector<std::string> moving;
+  for (int i = 0; moving.size() < 8 && i < 4000; ++i) {
+    const std::string k = "moving-" + std::to_string(i);
+    if (ClockwiseFromOwner(k, after)[0] == Addr(9)) moving.push_back(k);
+  }
+  ASSERT_EQ(moving.size(), 8u);
+  const std::string big = moving[0];
+  const std::string old_owner = ClockwiseFromOwner(big, addrs)[0];
+  for (const std::string& k : moving) {
+    auto put = Put(net, Addr(1), k, k == big ? std::string(1000, 'b') : "small");
+    ASSERT_TRUE(put && put->code() == wire::OK) << k;
+  }
+  NodeConfig small = config;
+  small.max_value_bytes = 500;
+  net.AddNode(Addr(9), small, Addr(2));
+  // The small keys move: held by the new node, and no longer by the node they came from.
+  const auto moved = [&] {
+    wire::Record rec;
+    for (size_t i = 1; i < moving.size(); ++i) {
+      const Id id = Id::Sha1(moving[i]);
+      if (!net.store(Addr(9))->Get(id, moving[i], &rec).ok()) return false;
+      if (!net.store(old_owner)->Get(id, moving[i], &rec).IsNotFound()) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(net.RunUntil(moved, 60000));
+  net.RunFor(5000);
+  // The big one the new node refused stays where it was.
+  wire::Record rec;
+  EXPECT_TRUE(net.store(Addr(9))->Get(Id::Sha1(big), big, &rec).IsNotFound());
+  ASSERT_TRUE(net.store(old_owner)->Get(Id::Sha1(big), big, &rec).ok());
+  EXPECT_EQ(rec.value(), std::string(1000, 'b'));
+}
+
 TEST(ReplicationTest, AJoinHandOverOfManyBatchesCompletes) {
   // Hand-overs larger than one batch continue after the last key sent (copies are kept, so
   // erasing cannot be what moves them forward).
