@@ -1,8 +1,9 @@
 // Last-writer-wins order between two versions of one key's record: the higher version wins;
-// equal versions are ordered by the writer's id, then tombstone over value — except a
-// tombstone left by expiry, which loses to a value (its version, the expired record's + 1,
-// may also be the one its writer gave a later put) — then by value bytes, so that every
-// replica picks the same winner. Pure functions; any thread.
+// at equal versions a tombstone left by expiry loses to any other record, whoever wrote either
+// (its version, the expired record's + 1, may also be one that its writer, or another
+// coordinator whose clock is behind, gave a later write); then the writer's id decides, then
+// tombstone over value, then the value bytes, so that every replica picks the same winner
+// (a total order). Pure functions; any thread.
 #ifndef CHORD_NODE_CORE_RECORD_ORDER_H_
 #define CHORD_NODE_CORE_RECORD_ORDER_H_
 
@@ -15,8 +16,11 @@ namespace chord {
 // True when `a` outranks `b` (a replica holding `b` must take `a`).
 inline bool RecordNewer(const wire::Record& a, const wire::Record& b) {
   if (a.version() != b.version()) return a.version() > b.version();
+  const bool a_expiry = a.deleted() && a.expired();
+  const bool b_expiry = b.deleted() && b.expired();
+  if (a_expiry != b_expiry) return b_expiry;
   if (a.writer() != b.writer()) return a.writer() > b.writer();
-  if (a.deleted() != b.deleted()) return a.deleted() ? !a.expired() : b.expired();
+  if (a.deleted() != b.deleted()) return a.deleted();
   return a.value() > b.value();
 }
 

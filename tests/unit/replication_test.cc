@@ -1991,6 +1991,60 @@ TEST(RecordOrderTest, HigherVersionThenWriterThenTombstoneWins) {
   EXPECT_FALSE(RecordNewer(b, a));
 }
 
+TEST(RecordOrderTest, AnExpiryLosesToAnyWriteAtItsVersionWhoeverWroteIt) {
+  // The sweeper stores {version + 1, the record's writer}; another coordinator whose clock is
+  // behind can stamp a later put with that very version. Ordered by writer first, a replica
+  // that expired the record before the put reached it (it missed the put) kept its expiry,
+  // and anti-entropy carried it to the others over the acknowledged put.
+  wire::Record expiry;
+  expiry.set_version(7);
+  expiry.set_writer("z");
+  expiry.set_deleted(true);
+  expiry.set_expired(true);
+  wire::Record put;
+  put.set_version(7);
+  put.set_writer("a");
+  put.set_value("v");
+  EXPECT_TRUE(RecordNewer(put, expiry));
+  EXPECT_FALSE(RecordNewer(expiry, put));
+  wire::Record del = put;  // a real delete at that version
+  del.clear_value();
+  del.set_deleted(true);
+  EXPECT_TRUE(RecordNewer(del, expiry));
+  EXPECT_FALSE(RecordNewer(expiry, del));
+
+  // Still a total order, so that every replica keeps the same one: over every combination of
+  // two writers, values, deletes and expiries at two versions, exactly one of two different
+  // records outranks the other, and the order is transitive.
+  std::vector<wire::Record> all;
+  for (uint64_t version : {7u, 8u}) {
+    for (const char* writer : {"a", "z"}) {
+      for (int kind = 0; kind < 4; ++kind) {  // value "v", value "w", delete, expiry
+        wire::Record r;
+        r.set_version(version);
+        r.set_writer(writer);
+        if (kind < 2) r.set_value(kind == 0 ? "v" : "w");
+        r.set_deleted(kind >= 2);
+        r.set_expired(kind == 3);
+        all.push_back(r);
+      }
+    }
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    for (size_t j = 0; j < all.size(); ++j) {
+      const bool ij = RecordNewer(all[i], all[j]);
+      const bool ji = RecordNewer(all[j], all[i]);
+      EXPECT_EQ(ij || ji, i != j) << i << " " << j;
+      EXPECT_FALSE(ij && ji) << i << " " << j;
+      for (size_t k = 0; k < all.size(); ++k) {
+        if (ij && RecordNewer(all[j], all[k])) {
+          EXPECT_TRUE(RecordNewer(all[i], all[k])) << i << " " << j << " " << k;
+        }
+      }
+    }
+  }
+}
+
 TEST(RangeDigestTest, DigestsDifferOnlyInThePieceOfTheRecordThatDiffers) {
   MemoryStore mx, my;
   LedgerStore x(&mx), y(&my);
