@@ -40,6 +40,13 @@ void HandOver::ToPredecessor(bool announce, bool keep_copies) {
     if (!range) return;
     auto held = ctx_.store()->Tally(range->from, range->to);
     if (held.ok() && held->live + held->tombstones == 0) return;
+    // What is left is what this predecessor refused in the last hand-over (outside its
+    // limits): sending it again each round would only be refused again. Anything new in the
+    // range goes, and those with it.
+    if (held.ok() && refused_left_ && refused_left_->to == to &&
+        held->live + held->tombstones <= refused_left_->records) {
+      return;
+    }
   }
   Batch b;
   b.to = to;
@@ -121,7 +128,7 @@ void HandOver::OnRpc(OpRef op, const wire::Envelope* response) {
                                   batch.to.Describe() + " failed; keeping them");
     Finish(batch, false);
   } else {
-    DropSent(batch, response->transfer_resp());
+    batch.refused += DropSent(batch, response->transfer_resp());
     ctx_.counters.keys_sent += batch.sent.size();
     ctx_.counters.bytes_sent += batch.bytes;
     if (!batch.sent.empty()) {
@@ -144,11 +151,11 @@ void HandOver::OnRpc(OpRef op, const wire::Envelope* response) {
   }
 }
 
-void HandOver::DropSent(const Batch& batch, const wire::TransferResponse& answer) {
+uint64_t HandOver::DropSent(const Batch& batch, const wire::TransferResponse& answer) {
   // With replicas, a join's hand-over is a copy: this node stays in the new node's replica
   // set, and the clean-up pass drops what it no longer needs.
-  if (!batch.for_leave && batch.keep_copies) return;
-  if (batch.to.SameProcess(ctx_.self())) return;  // one shared store
+  if (!batch.for_leave && batch.keep_copies) return 0;
+  if (batch.to.SameProcess(ctx_.self())) return 0;  // one shared store
   // What the receiver refused (outside its limits: a lower value limit, a clock behind by more
   // than the skew) it does not hold: those copies stay here. An answer that does not name its
   // refusals one by one, in ascending order within the batch, keeps the whole batch.
@@ -168,7 +175,7 @@ void HandOver::DropSent(const Batch& batch, const wire::TransferResponse& answer
                  " as outside its limits; they stay here (check that every node runs with the "
                  "same limits and synchronized clocks)");
   }
-  if (!named) return;
+  if (!named) return batch.sent.size();
   std::vector<RecordStamp> drop;
   for (size_t i = 0; i < batch.sent.size(); ++i) {
     const RecordStamp& r = batch.sent[i];
@@ -181,9 +188,16 @@ void HandOver::DropSent(const Batch& batch, const wire::TransferResponse& answer
   if (!erased.ok()) {
     ctx_.Log(LogLevel::kError, "cannot drop handed-over keys: " + erased.status().message());
   }
+  return answer.refused();
 }
 
-void HandOver::Finish(const Batch& batch, bool ok) { ctx_.completions.Post(batch.parent, ok); }
+void HandOver::Finish(const Batch& batch, bool ok) {
+  if (ok && !batch.for_leave) {
+    refused_left_.reset();
+    if (batch.refused > 0) refused_left_ = RefusedLeft{batch.to, batch.refused};
+  }
+  ctx_.completions.Post(batch.parent, ok);
+}
 
 void HandOver::HandleTransfer(ReplyToken from, const wire::Envelope& request) {
   const auto& t = request.transfer();

@@ -61,17 +61,24 @@ class HandOver {
     uint64_t bytes = 0;
     bool more = false;
     uint64_t started_ms = 0;
+    uint64_t refused = 0;  // records the receiver refused in this hand-over's batches so far
+  };
+  // The last complete join hand-over left records here that its receiver refused.
+  struct RefusedLeft {
+    NodeRef to;
+    uint64_t records = 0;
   };
 
   // Sends the next batch of `batch`'s range after `after`.
   void Send(Batch batch, const std::optional<Id>& after);
   // Erases what the acknowledged batch carried, unless copies stay, it came back to us, or
-  // the receiver refused it (`answer`).
-  void DropSent(const Batch& batch, const wire::TransferResponse& answer);
+  // the receiver refused it (`answer`); returns how many records were kept as refused.
+  uint64_t DropSent(const Batch& batch, const wire::TransferResponse& answer);
   void Finish(const Batch& batch, bool ok);
 
   NodeContext& ctx_;
   std::optional<Batch> current_;
+  std::optional<RefusedLeft> refused_left_;  // not sent again while nothing else is left
   uint64_t next_id_ = 1;
   bool keep_copies_on_join_ = false;
   MissingMembers* missing_ = nullptr;

@@ -456,6 +456,18 @@ TEST(ReplicationTest, AReplicasVersionFarAheadOfTheOwnersClockDecidesNothing) {
     EXPECT_LE(put->version() >> 16, net.NowClock().wall_ms) << other;
   }
   EXPECT_EQ(checked, 3);
+
+  // A plain read moves no clock: an owner without a copy of a key that a replica holds ahead
+  // of its clock (as when the owner's clock is behind) answers with that copy, not NOT_FOUND.
+  const std::string ahead = "held-ahead";
+  const auto ahead_order = ClockwiseFromOwner(ahead, addrs);
+  ASSERT_TRUE(net.store(ahead_order[1])
+                  ->Put(Id::Sha1(ahead), test_support::MakeRecord(ahead, "v", hour_ahead_ms << 16))
+                  .ok());
+  auto read = Get(net, ahead_order[0], ahead);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->code(), wire::OK) << read->error();
+  EXPECT_EQ(read->value(), "v");
 }
 
 TEST(ReplicationTest, ACompareAndSetAtAnOwnerWithAnOlderCopyIsDecidedAgainstItsReplicas) {
@@ -1898,37 +1910,39 @@ TEST(ReplicationTest, AHandOverKeepsTheRecordsItsReceiverRefused) {
   // At R = 1 a join's hand-over moves the new node's keys to it and erases them here. A record
   // the new node refused (its value limit is lower) was erased too, though the new node did
   // not keep it: an acknowledged write gone from every node. Now the receiver names what it
-  // refused, and the sender keeps those.
+  // refused, and the sender keeps those, and only those, and does not send them again each
+  // round while nothing else is left to hand over.
   SimNetwork net(Net(7));
   NodeConfig config = ReplicatedConfig();
   config.replicas = 1;
-  config.transfer_batch_bytes = 300;  // batches of a few records
+  config.transfer_batch_bytes = 3000;  // the big record inside a batch of several
   const auto addrs = StartRing(net, 3, config);
   std::vector<std::string> after = addrs;
   after.push_back(Addr(9));
-  // Keys the new node will own: the first a big one, then small ones.
-  std::vector<std::string> moving;
+  // Keys the new node will own; the big one fourth in ring order.
+  std::vector<std::pair<Id, std::string>> moving;
   for (int i = 0; moving.size() < 8 && i < 4000; ++i) {
     const std::string k = "moving-" + std::to_string(i);
-    if (ClockwiseFromOwner(k, after)[0] == Addr(9)) moving.push_back(k);
+    if (ClockwiseFromOwner(k, after)[0] == Addr(9)) moving.emplace_back(Id::Sha1(k), k);
   }
   ASSERT_EQ(moving.size(), 8u);
-  const std::string big = moving[0];
+  std::sort(moving.begin(), moving.end());
+  const std::string big = moving[3].second;
   const std::string old_owner = ClockwiseFromOwner(big, addrs)[0];
-  for (const std::string& k : moving) {
+  for (const auto& [id, k] : moving) {
     auto put = Put(net, Addr(1), k, k == big ? std::string(1000, 'b') : "small");
     ASSERT_TRUE(put && put->code() == wire::OK) << k;
   }
   NodeConfig small = config;
   small.max_value_bytes = 500;
-  net.AddNode(Addr(9), small, Addr(2));
+  const ChordNode* joiner = net.AddNode(Addr(9), small, Addr(2));
   // The small keys move: held by the new node, and no longer by the node they came from.
   const auto moved = [&] {
     wire::Record rec;
-    for (size_t i = 1; i < moving.size(); ++i) {
-      const Id id = Id::Sha1(moving[i]);
-      if (!net.store(Addr(9))->Get(id, moving[i], &rec).ok()) return false;
-      if (!net.store(old_owner)->Get(id, moving[i], &rec).IsNotFound()) return false;
+    for (const auto& [id, k] : moving) {
+      if (k == big) continue;
+      if (!net.store(Addr(9))->Get(id, k, &rec).ok()) return false;
+      if (!net.store(old_owner)->Get(id, k, &rec).IsNotFound()) return false;
     }
     return true;
   };
@@ -1939,6 +1953,10 @@ TEST(ReplicationTest, AHandOverKeepsTheRecordsItsReceiverRefused) {
   EXPECT_TRUE(net.store(Addr(9))->Get(Id::Sha1(big), big, &rec).IsNotFound());
   ASSERT_TRUE(net.store(old_owner)->Get(Id::Sha1(big), big, &rec).ok());
   EXPECT_EQ(rec.value(), std::string(1000, 'b'));
+  // And is not sent again round after round.
+  const uint64_t received = joiner->counters().keys_received;
+  net.RunFor(20000);
+  EXPECT_EQ(joiner->counters().keys_received, received);
 }
 
 TEST(ReplicationTest, AJoinHandOverOfManyBatchesCompletes) {

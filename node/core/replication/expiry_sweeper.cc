@@ -48,6 +48,12 @@ bool ExpirySweeper::Expire(const Id& key_id, const std::string& key) {
   // event linked to the record's version.
   const ChangeLink link{ChangeLink::Kind::kGiven, rec.version(), /*published=*/true};
   Status s = ctx_.records.StoreIfNewer(key_id, tombstone, &stored, nullptr, link);
+  if (s.code() == Status::Code::kInvalidArgument) {
+    // Outside the limits (a record of an older build with a longer time to live): trying
+    // again would not change that. Reads treat the record as absent all the same.
+    ctx_.Log(LogLevel::kWarn, "cannot expire a key, as its tombstone is refused: " + s.message());
+    return true;
+  }
   if (!s.ok()) {
     ctx_.Log(LogLevel::kError, "cannot store the tombstone of an expired key (tried again in " +
                                    std::to_string(kRetryMs / 1000) + " s): " + s.message());

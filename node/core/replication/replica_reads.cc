@@ -100,12 +100,13 @@ void ReplicaReads::OnRpc(OpRef ref, const wire::Envelope* response) {
   if (response != nullptr && response->has_data_resp()) {
     const auto& d = response->data_resp();
     bool copy_or_none = d.code() == wire::OK || d.code() == wire::NOT_FOUND;
-    if (copy_or_none && !ctx_.records.VersionPlausible(d.version())) {
+    if (op.every && copy_or_none && !ctx_.records.VersionPlausible(d.version())) {
       // No store takes a version that far ahead of its clock, and the owner versions a
       // conditional write above what its replicas hold: taken, this answer would push its
-      // version clock past what every store accepts. Not an answer.
+      // version clock past what every store accepts. Not an answer to decide on. (A plain
+      // read's answer goes to its client as it is and moves no clock.)
       copy_or_none = false;
-      if (op.every && ref.index < op.holders.size()) {
+      if (ref.index < op.holders.size()) {
         op.implausible = op.holders[ref.index] + " answered a version " +
                          std::to_string(VersionWallMs(d.version()) - ctx_.now.wall_ms) +
                          " ms ahead of this node's clock, more than the " +

@@ -10,11 +10,11 @@
 // itself (a successor that took this node's arc over and has not taken it back), and the first
 // must take this node's process as its predecessor, else the answer is UNAVAILABLE; it names
 // the newest record's writer and carries no value (replicas answer with their copies'
-// headers). An answer whose version lies further ahead of this node's clock than the allowed
-// skew (NodeConfig::max_clock_skew_ms) is no answer: a condition read names it in its
-// UNAVAILABLE, as the owner would otherwise version its write above it, where no store takes
-// it. The answers to a quorum read's repairs (OpKind::kRepair) are counted here. Each
-// read is a ReadOp owned here; answers go to the requester's OpRef. The node's thread only.
+// headers); an answer to it whose version lies further ahead of this node's clock than the
+// allowed skew (NodeConfig::max_clock_skew_ms) is no answer, and is named in its UNAVAILABLE,
+// as the owner would otherwise version its write above it, where no store takes it. The answers to
+// a quorum read's repairs (OpKind::kRepair) are counted here. Each read is a ReadOp owned here;
+// answers go to the requester's OpRef. The node's thread only.
 #ifndef CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 #define CHORD_NODE_CORE_REPLICATION_REPLICA_READS_H_
 
