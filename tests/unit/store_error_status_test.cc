@@ -11,6 +11,7 @@
 #include "node/core/chord_node.h"
 #include "node/runtime/prometheus_text.h"
 #include "node/storage/memory_store.h"
+#include "tests/unit/forwarding_store.h"
 #include "tests/unit/status_reply.h"
 #include "tools/chordctl/render.h"
 #include "tools/chordctl/ring_check.h"
@@ -25,33 +26,9 @@ constexpr char kDiskError[] = "the disk under /data/chord returned an I/O error"
 
 // A MemoryStore whose scans fail (as a RocksDB store does on a read error of its files); point
 // reads and writes work.
-class UnreadableStore final : public Store {
+class UnreadableStore final : public test_support::ForwardingStore {
  public:
-  Status Put(const Id& key_id, const wire::Record& record) override {
-    return inner_.Put(key_id, record);
-  }
-  Status Get(const Id& key_id, std::string_view key, wire::Record* out) override {
-    return inner_.Get(key_id, key, out);
-  }
-  Status Erase(const Id& key_id, std::string_view key) override {
-    return inner_.Erase(key_id, key);
-  }
-  Status Write(const StoreBatch& batch) override { return inner_.Write(batch); }
   Status Scan(const Id&, const Id&, const Visitor&) override { return Status::IoError(kDiskError); }
-  uint64_t Count() override { return inner_.Count(); }
-  Status PutMeta(std::string_view name, std::string_view value) override {
-    return inner_.PutMeta(name, value);
-  }
-  Status GetMeta(std::string_view name, std::string* value) override {
-    return inner_.GetMeta(name, value);
-  }
-  Status EraseMeta(std::string_view name) override { return inner_.EraseMeta(name); }
-  Status ScanMeta(std::string_view prefix, const MetaVisitor& visit) override {
-    return inner_.ScanMeta(prefix, visit);
-  }
-
- private:
-  MemoryStore inner_;
 };
 
 // The Status answer of a one-node ring over `store` after one put of a key.

@@ -19,6 +19,7 @@
 #include "node/storage/ledger_store.h"
 #include "node/storage/memory_store.h"
 #include "protocol/id.h"
+#include "tests/unit/forwarding_store.h"
 #include "tests/unit/sim_test_options.h"
 #include "tests/unit/store_test_records.h"
 #include "tools/sim/sim_network.h"
@@ -307,42 +308,25 @@ TEST(ExpirySweeperTest, ASliceNeverEndsBetweenTwoKeysOfOneId) {
 
 // A MemoryStore whose reads or writes of records fail while told to, and whose reads of one
 // key always fail (as a RocksDB store does on an I/O error, or on a corrupt block).
-class FlakyStore final : public Store {
+class FlakyStore final : public test_support::ForwardingStore {
  public:
   bool fail_reads = false;
   bool fail_writes = false;
   std::string unreadable_key;
 
   Status Put(const Id& key_id, const wire::Record& record) override {
-    return fail_writes ? Status::IoError("write failed") : inner_.Put(key_id, record);
+    return fail_writes ? Status::IoError("write failed") : ForwardingStore::Put(key_id, record);
   }
   Status Get(const Id& key_id, std::string_view key, wire::Record* out) override {
     if (fail_reads || key == unreadable_key) return Status::IoError("read failed");
-    return inner_.Get(key_id, key, out);
+    return ForwardingStore::Get(key_id, key, out);
   }
   Status Erase(const Id& key_id, std::string_view key) override {
-    return fail_writes ? Status::IoError("write failed") : inner_.Erase(key_id, key);
+    return fail_writes ? Status::IoError("write failed") : ForwardingStore::Erase(key_id, key);
   }
   Status Write(const StoreBatch& batch) override {
-    return fail_writes ? Status::IoError("write failed") : inner_.Write(batch);
+    return fail_writes ? Status::IoError("write failed") : ForwardingStore::Write(batch);
   }
-  Status Scan(const Id& from, const Id& to, const Visitor& visit) override {
-    return inner_.Scan(from, to, visit);
-  }
-  uint64_t Count() override { return inner_.Count(); }
-  Status PutMeta(std::string_view name, std::string_view value) override {
-    return inner_.PutMeta(name, value);
-  }
-  Status GetMeta(std::string_view name, std::string* value) override {
-    return inner_.GetMeta(name, value);
-  }
-  Status EraseMeta(std::string_view name) override { return inner_.EraseMeta(name); }
-  Status ScanMeta(std::string_view prefix, const MetaVisitor& visit) override {
-    return inner_.ScanMeta(prefix, visit);
-  }
-
- private:
-  MemoryStore inner_;
 };
 
 // A node over `flaky` whose index holds `keys`, stored live with an expiry that passed 1 s ago
