@@ -41,10 +41,12 @@ void HandOver::ToPredecessor(bool announce, bool keep_copies) {
     auto held = ctx_.store()->Tally(range->from, range->to);
     if (held.ok() && held->live + held->tombstones == 0) return;
     // What is left is what this predecessor refused in the last hand-over (outside its
-    // limits): sending it again each round would only be refused again. Anything new in the
-    // range goes, and those with it.
+    // limits): sent again each round, it would only be refused again. It is sent again after
+    // kRefusedRetryMs (a clock behind by more than the skew catches up; limits change on a
+    // restart); anything new in the range goes at once, and those with it.
     if (held.ok() && refused_left_ && refused_left_->to == to &&
-        held->live + held->tombstones <= refused_left_->records) {
+        held->live + held->tombstones <= refused_left_->records &&
+        ctx_.now.mono_ms < refused_left_->until_ms) {
       return;
     }
   }
@@ -194,7 +196,9 @@ uint64_t HandOver::DropSent(const Batch& batch, const wire::TransferResponse& an
 void HandOver::Finish(const Batch& batch, bool ok) {
   if (ok && !batch.for_leave) {
     refused_left_.reset();
-    if (batch.refused > 0) refused_left_ = RefusedLeft{batch.to, batch.refused};
+    if (batch.refused > 0) {
+      refused_left_ = RefusedLeft{batch.to, batch.refused, ctx_.now.mono_ms + kRefusedRetryMs};
+    }
   }
   ctx_.completions.Post(batch.parent, ok);
 }

@@ -28,6 +28,9 @@ namespace chord {
 
 class HandOver {
  public:
+  // How long records a predecessor refused wait before they are sent to it again.
+  static constexpr uint64_t kRefusedRetryMs = 60'000;
+
   explicit HandOver(NodeContext& ctx) : ctx_(ctx) {}
   HandOver(const HandOver&) = delete;
   HandOver& operator=(const HandOver&) = delete;
@@ -63,10 +66,12 @@ class HandOver {
     uint64_t started_ms = 0;
     uint64_t refused = 0;  // records the receiver refused in this hand-over's batches so far
   };
-  // The last complete join hand-over left records here that its receiver refused.
+  // The last complete join hand-over left records here that its receiver refused; they are
+  // not sent again before `until_ms` (monotonic) while nothing else is left.
   struct RefusedLeft {
     NodeRef to;
     uint64_t records = 0;
+    uint64_t until_ms = 0;
   };
 
   // Sends the next batch of `batch`'s range after `after`.

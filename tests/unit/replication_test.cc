@@ -1953,10 +1953,16 @@ TEST(ReplicationTest, AHandOverKeepsTheRecordsItsReceiverRefused) {
   EXPECT_TRUE(net.store(Addr(9))->Get(Id::Sha1(big), big, &rec).IsNotFound());
   ASSERT_TRUE(net.store(old_owner)->Get(Id::Sha1(big), big, &rec).ok());
   EXPECT_EQ(rec.value(), std::string(1000, 'b'));
-  // And is not sent again round after round.
+  // And is not sent again round after round, only once the retry time has passed (a
+  // receiver whose clock was behind may take it then), and is still kept when refused again.
   const uint64_t received = joiner->counters().keys_received;
   net.RunFor(20000);
   EXPECT_EQ(joiner->counters().keys_received, received);
+  net.RunFor(HandOver::kRefusedRetryMs);
+  EXPECT_GT(joiner->counters().keys_received, received);
+  EXPECT_LE(joiner->counters().keys_received, received + 2);
+  ASSERT_TRUE(net.store(old_owner)->Get(Id::Sha1(big), big, &rec).ok());
+  EXPECT_TRUE(net.store(Addr(9))->Get(Id::Sha1(big), big, &rec).IsNotFound());
 }
 
 TEST(ReplicationTest, AJoinHandOverOfManyBatchesCompletes) {
