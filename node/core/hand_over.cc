@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "node/core/refused_records.h"
 #include "protocol/messages.h"
 
 namespace chord {
@@ -162,12 +163,7 @@ uint64_t HandOver::DropSent(const Batch& batch, const wire::TransferResponse& an
   // than the skew) it does not hold: those copies stay here. An answer that does not name its
   // refusals one by one, in ascending order within the batch, keeps the whole batch.
   std::vector<bool> refused(batch.sent.size(), false);
-  bool named = answer.refused_at_size() == static_cast<int>(answer.refused());
-  for (int i = 0; named && i < answer.refused_at_size(); ++i) {
-    const uint32_t at = answer.refused_at(i);
-    named = at < refused.size() && (i == 0 || at > answer.refused_at(i - 1));
-    if (named) refused[at] = true;
-  }
+  const bool named = MarkRefused(answer, &refused);
   if (!named || answer.refused() > 0) {
     ctx_.Log(LogLevel::kWarn,
              batch.to.Describe() + " refused " +

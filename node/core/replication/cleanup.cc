@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "node/core/refused_records.h"
 #include "protocol/messages.h"
 
 namespace chord {
@@ -118,25 +119,13 @@ void Cleanup::Drop(const Id& from, const Id& to, std::vector<NodeRef> holders) {
   }
 }
 
-bool Cleanup::NoteRefused(const wire::ReplicateResponse& response) {
-  if (response.refused() == 0) return true;
-  if (response.refused_at_size() != static_cast<int>(response.refused())) return false;
-  // Positions of what was sent, ascending: each refusal names its own record.
-  for (int i = 0; i < response.refused_at_size(); ++i) {
-    const uint32_t at = response.refused_at(i);
-    if (at >= refused_.size() || (i > 0 && at <= response.refused_at(i - 1))) return false;
-  }
-  for (const uint32_t at : response.refused_at()) refused_[at] = true;
-  return true;
-}
-
 void Cleanup::OnDropped(const wire::Envelope* response) {
   const bool answered = response != nullptr && response->has_replicate_resp() &&
                         response->replicate_resp().code() == wire::OK;
   if (answered) ctx_.counters.keys_repaired += response->replicate_resp().stored();
   // A holder that refused records (outside its limits) does not hold them: our copies of those
   // stay. One that does not say which it refused keeps the whole page here.
-  const bool named = answered && NoteRefused(response->replicate_resp());
+  const bool named = answered && MarkRefused(response->replicate_resp(), &refused_);
   all_ok_ = all_ok_ && named;
   all_answered_ = all_answered_ && answered;
   if (--pending_ > 0) return;

@@ -43,9 +43,6 @@ class Cleanup {
   // Sends our copies of (from, to] to every holder (a page at a time, the next one after the
   // last page of the same range that every holder answered).
   void Drop(const Id& from, const Id& to, std::vector<NodeRef> holders);
-  // Notes the records `response` says its holder refused; false if it refused some without
-  // naming them (an older build), or named positions that were not sent or not ascending.
-  bool NoteRefused(const wire::ReplicateResponse& response);
   void OnDropped(const wire::Envelope* response);
   // The range is done: continue after `cursor`, or stop this round (nullopt).
   void Advance(const std::optional<Id>& cursor);
