@@ -8,20 +8,38 @@
 #define CHORD_NODE_CORE_RECORD_ORDER_H_
 
 #include <cstdint>
+#include <string_view>
 
 #include "protocol/chord.pb.h"
 
 namespace chord {
 
+// What the order reads of one version of a record: a stored record's fields, or what a
+// replica's answer to a read of its copy says of the record it holds.
+struct RecordRank {
+  uint64_t version = 0;
+  bool expiry = false;  // a tombstone left by expiry
+  std::string_view writer;
+  bool deleted = false;
+  std::string_view value;
+};
+
+// True when `a` outranks `b`.
+inline bool RankNewer(const RecordRank& a, const RecordRank& b) {
+  if (a.version != b.version) return a.version > b.version;
+  if (a.expiry != b.expiry) return b.expiry;
+  if (a.writer != b.writer) return a.writer > b.writer;
+  if (a.deleted != b.deleted) return a.deleted;
+  return a.value > b.value;
+}
+
+inline RecordRank RankOf(const wire::Record& r) {
+  return {r.version(), r.deleted() && r.expired(), r.writer(), r.deleted(), r.value()};
+}
+
 // True when `a` outranks `b` (a replica holding `b` must take `a`).
 inline bool RecordNewer(const wire::Record& a, const wire::Record& b) {
-  if (a.version() != b.version()) return a.version() > b.version();
-  const bool a_expiry = a.deleted() && a.expired();
-  const bool b_expiry = b.deleted() && b.expired();
-  if (a_expiry != b_expiry) return b_expiry;
-  if (a.writer() != b.writer()) return a.writer() > b.writer();
-  if (a.deleted() != b.deleted()) return a.deleted();
-  return a.value() > b.value();
+  return RankNewer(RankOf(a), RankOf(b));
 }
 
 // The wall-clock milliseconds inside a hybrid-logical-clock version (see

@@ -1182,6 +1182,87 @@ TEST(ReplicationTest, ANewerTombstoneOnTheReplicasDecidesButTheirClocksDoNotExpi
   }
 }
 
+TEST(ReplicationTest, AReplicasRealDeleteOfTheExpiryVersionIsNotTakenForTheExpiry) {
+  // A replica answers a record past its expiry as a tombstone one version above it, same
+  // writer, and the owner judges that expiry by its own clock. A real delete can carry exactly
+  // that version and writer (a writer's clock hands out version + 1 within a millisecond): the
+  // answer says which it is, and a delete decides like any newer record.
+  SimNetwork net(Net(13));
+  const std::vector<std::string> addrs = {Addr(1), Addr(2), Addr(3), Addr(4)};
+  StartRing(net, 4);
+  const std::string t = "the-key-with-a-ttl";
+  const auto order = ClockwiseFromOwner(t, addrs);
+  wire::Envelope with_ttl;
+  with_ttl.mutable_put()->set_key(t);
+  with_ttl.mutable_put()->set_value("lives");
+  with_ttl.mutable_put()->set_ttl_ms(600'000);
+  auto put = DataCall(net, order[0], std::move(with_ttl));
+  ASSERT_TRUE(put && put->code() == wire::OK) << (put ? put->error() : "no answer");
+  net.RunFor(3000);
+  for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
+  net.RunFor(2000);
+
+  wire::Record live;
+  ASSERT_TRUE(net.store(order[0])->Get(Id::Sha1(t), t, &live).ok());
+  ASSERT_NE(live.expires_unix_ms(), 0u);
+  wire::Record deleted = live;  // deleted by its own writer one version later
+  deleted.clear_value();
+  deleted.clear_expires_unix_ms();
+  deleted.set_deleted(true);
+  deleted.set_version(live.version() + 1);
+  for (const auto& r : {order[1], order[2]}) {
+    ASSERT_TRUE(net.store(r)->Put(Id::Sha1(t), deleted).ok()) << r;
+  }
+  auto stale = PutIf(net, order[0], t, "over the delete", /*if_absent=*/false, live.version());
+  ASSERT_TRUE(stale);
+  EXPECT_EQ(stale->code(), wire::CONFLICT) << stale->error();
+  wire::Record rec;
+  for (const auto& r : {order[1], order[2]}) {
+    ASSERT_TRUE(net.store(r)->Get(Id::Sha1(t), t, &rec).ok()) << r;
+    EXPECT_TRUE(rec.deleted()) << r;
+  }
+  auto absent = PutIf(net, order[0], t, "after the delete", /*if_absent=*/true, 0);
+  ASSERT_TRUE(absent);
+  EXPECT_EQ(absent->code(), wire::OK) << absent->error();
+}
+
+TEST(ReplicationTest, AnExpiryInTheReplicasAnswersLosesToAPutOfItsVersion) {
+  // The stores order an expiry's tombstone below any other record of its version, whoever
+  // wrote either (RecordNewer). An owner without a copy that reads its replicas (a get, or a
+  // condition's check) orders their answers the same way: one replica holding an expiry of
+  // the version the other's acknowledged put carries, from a writer above the put's, does not
+  // make the key absent.
+  const std::string k = "the-key";
+  SimNetwork net(Net(13));
+  const auto order = OwnerLosesItsCopy(net, k);
+  const std::string owner = order[0];
+  wire::Record put;
+  ASSERT_TRUE(net.store(order[2])->Get(Id::Sha1(k), k, &put).ok());
+  ASSERT_EQ(put.value(), "acknowledged");
+  wire::Record expiry = put;
+  expiry.clear_value();
+  expiry.set_deleted(true);
+  expiry.set_expired(true);
+  expiry.set_writer(std::string(put.writer().size(), '\xff'));
+  ASSERT_GT(expiry.writer(), put.writer());
+  ASSERT_TRUE(net.store(order[1])->Put(Id::Sha1(k), expiry).ok());
+
+  auto read = Get(net, owner, k);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->code(), wire::OK) << read->error();
+  EXPECT_EQ(read->value(), "acknowledged");
+
+  const Status erased = net.store(owner)->Erase(Id::Sha1(k), k);  // if the read repaired it
+  ASSERT_TRUE(erased.ok() || erased.IsNotFound()) << erased.message();
+  auto absent = PutIf(net, owner, k, "overwrite", /*if_absent=*/true, 0);
+  ASSERT_TRUE(absent);
+  EXPECT_EQ(absent->code(), wire::CONFLICT) << absent->error();
+  EXPECT_EQ(absent->version(), put.version());
+  wire::Record rec;
+  ASSERT_TRUE(net.store(order[2])->Get(Id::Sha1(k), k, &rec).ok());
+  EXPECT_EQ(rec.value(), "acknowledged");
+}
+
 TEST(ReplicationTest, ACompareAndSetIsNotDecidedOnOneEmptyReplicaWhileTheHolderIsSlow) {
   // The value was acknowledged at QUORUM by the owner and one replica (the other replica
   // missed it). The owner loses its copy; the replica holding the value answers after half

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "node/core/data/write_conditions.h"
+#include "node/core/record_order.h"
 #include "node/core/replication/consistency.h"
 #include "protocol/limits.h"
 #include "protocol/messages.h"
@@ -85,6 +86,10 @@ wire::DataResponse OwnerService::ReadLocal(const Id& key_id, const std::string& 
   if (status->ok() && (replica_read || !record->deleted())) resp.set_version(record->version());
   if (status->ok() && replica_read) resp.set_writer(record->writer());
   if (expired) resp.set_version(replica_read ? record->version() + 1 : 0);
+  // Its asker orders an expiry below any other record of its version, as the stores do.
+  if (replica_read && (expired || (status->ok() && record->deleted() && record->expired()))) {
+    resp.set_expired(true);
+  }
   return resp;
 }
 
@@ -94,16 +99,18 @@ bool OwnerService::Conditioned(const wire::Envelope& request, std::optional<wire
                                wire::DataResponse* resp) {
   bool have = local.has_value();
   wire::Record current = have ? std::move(*local) : wire::Record();
-  // A replica answers a record it holds as expired by its own clock as a tombstone one version
-  // above it (same writer): that is this node's record, whose expiry this node judges by its
-  // own clock, not a newer write.
+  // A replica answers a record it holds as expired by its own clock as an expiry's tombstone
+  // one version above it (same writer): if that is this node's record, this node judges its
+  // expiry by its own clock. (A real delete of that version and writer is not an expiry.)
   const bool expired_copy_of_current = have && from_replicas && from_replicas->deleted() &&
-                                       !current.deleted() && current.expires_unix_ms() != 0 &&
+                                       from_replicas->expired() && !current.deleted() &&
+                                       current.expires_unix_ms() != 0 &&
                                        from_replicas->version() == current.version() + 1 &&
                                        from_replicas->writer() == current.writer();
   if (from_replicas && from_replicas->version() != 0 && !expired_copy_of_current &&
-      (!have || from_replicas->version() > current.version())) {
-    current = *from_replicas;  // newer than what this node holds: it decides
+      (!have || RecordNewer(*from_replicas, current))) {
+    // Newer than what this node holds, in the stores' order: it decides.
+    current = *from_replicas;
     have = true;
   }
   // The coordinator's retry of this very write (its answer was lost): already decided and
@@ -410,6 +417,7 @@ void OwnerService::OnConditionRead(OpRef op, wire::DataResponse&& newest) {
   found.set_key(msg::DataKey(pending.request));
   found.set_version(newest.version());
   found.set_deleted(newest.code() == wire::NOT_FOUND);  // a tombstone, or an expired value
+  found.set_expired(found.deleted() && newest.expired());
   found.set_expires_unix_ms(newest.expires_unix_ms());
   found.set_writer(newest.writer());
   ServeWrite(pending.request, pending.key_id, pending.requester, /*take_fields=*/true,

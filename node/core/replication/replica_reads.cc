@@ -12,6 +12,13 @@ namespace {
 
 enum Step : uint8_t { kRead = 1 };
 
+// What a replica's answer to a read of its copy says of the record it holds (a NOT_FOUND with
+// a version is a tombstone; a condition read's answer carries no value).
+RecordRank RankOf(const wire::DataResponse& d) {
+  const bool deleted = d.code() == wire::NOT_FOUND;
+  return {d.version(), deleted && d.expired(), d.writer(), deleted, d.value()};
+}
+
 }  // namespace
 
 void ReplicaReads::ReadFallback(const std::string& key, const std::vector<NodeRef>& holders,
@@ -119,10 +126,9 @@ void ReplicaReads::OnRpc(OpRef ref, const wire::Envelope* response) {
       // (OwnerService::RefuseConditionRead); what it said, cut short.
       op.refused = op.holders[ref.index] + " answered \"" + d.error().substr(0, 160) + "\"";
     }
-    // The newest version seen wins (equal versions: the higher writer, as records are
-    // ordered); a tombstone is a NOT_FOUND with a version.
-    if (copy_or_none && (!op.any || d.version() > op.best.version() ||
-                         (d.version() == op.best.version() && d.writer() > op.best.writer()))) {
+    // The newest record wins, in the order the stores keep (RecordNewer: at one version an
+    // expiry loses to any other record, then the higher writer wins).
+    if (copy_or_none && (!op.any || RankNewer(RankOf(d), RankOf(op.best)))) {
       op.best = d;
       op.best.clear_owner();  // a node's own answer names nobody (an older node named itself)
       op.any = true;
@@ -180,7 +186,8 @@ void ReplicaReads::Finish(uint64_t id) {
                   "decide on; retry";
   }
   if (!op.every) {
-    op.best.clear_writer();  // only a condition read's requester uses it
+    op.best.clear_writer();  // only a condition read's requester uses these two
+    op.best.clear_expired();
     // Answered as the owner answers a get: the copies that answered, one required, and no
     // version for a key that is absent (a replica tells its tombstone's).
     op.best.set_acks(op.answered);
