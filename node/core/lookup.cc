@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "protocol/messages.h"
@@ -223,8 +224,17 @@ void LookupService::HandleFindNextHop(ReplyToken from, const wire::Envelope& req
 }
 
 void LookupService::HandleLookup(ReplyToken from, const wire::Envelope& request) {
-  const uint64_t id = next_id_++;
   const Id key_id = Id::Sha1(request.lookup().key());
+  if (clients_.size() >= kMaxClientLookups) {
+    wire::Envelope reply;
+    auto* l = reply.mutable_lookup_resp();
+    l->set_code(wire::UNAVAILABLE);
+    l->set_key_id(key_id.ToBytes());
+    l->set_error(ctx_.self().addr + " already runs " + std::to_string(kMaxClientLookups) +
+                 " lookups for clients; retry later or send fewer at once");
+    return ctx_.out.Reply(from, request.request_id(), std::move(reply));
+  }
+  const uint64_t id = next_id_++;
   clients_[id] = ClientLookup{from, request.request_id(), key_id};
   Start(key_id, /*verify_owner=*/true, OpRef{OpKind::kClientLookup, 0, 0, id});
 }

@@ -26,6 +26,10 @@ namespace chord {
 
 class LookupService {
  public:
+  // Clients' Lookup requests under way at once; more are answered UNAVAILABLE at once (each
+  // holds an operation and sends requests to other members until it ends).
+  static constexpr size_t kMaxClientLookups = 1024;
+
   explicit LookupService(NodeContext& ctx) : ctx_(ctx) {}
   LookupService(const LookupService&) = delete;
   LookupService& operator=(const LookupService&) = delete;

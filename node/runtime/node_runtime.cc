@@ -226,10 +226,13 @@ void NodeRuntime::CarryOut(size_t i, Ready ready) {
     Log(line.level, prefix.empty() ? line.text : prefix + line.text);
   }
   for (const Ready::Reply& reply : ready.replies) SendReply(reply.to, reply.envelope);
+  // Stalled connections go before this step's requests are written: a request sent again
+  // after a timeout (the core asks a slow successor twice) dials afresh instead of going
+  // down with the connection that stalled.
+  DropStalled(i, ready.expired);
   for (Ready::Request& request : ready.requests) {
     SendRequest(i, request.to, std::move(request.envelope));
   }
-  DropStalled(i, ready.expired);
   ArmWake(i, ready.wake_at_ms);
   if (ready.left && leaving_) {
     // The next hand-off starts from a fresh loop callback, never inside this one.

@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/integration/cluster_fixture.h"
@@ -176,6 +178,42 @@ TEST_F(ClusterTest, SigtermLeaveLosesNoKey) {
   EXPECT_EQ(wrong, 0);
   std::cout << "[leave] " << leaver_addr << " handed " << leaver_keys.size()
             << " keys to its successor " << successor.addr << "\n";
+}
+
+// A successor that stops answering for a little longer than one RPC timeout (a pause: GC,
+// a SIGSTOP, a loaded host) is asked once more before it is dropped. The second request must
+// really be sent: it goes on a fresh connection, not on the one that stalled (which the node
+// closes as it gives up on the first request, and which would take the second one down with
+// it at once).
+TEST_F(ClusterTest, ASuccessorSlowForOneTimeoutIsAskedAgainNotDropped) {
+  NodeOptions options = FastNodes();
+  options.log_level = "info";
+  options.extra_args = {"--rpc-timeout-ms", "1000"};
+  ASSERT_TRUE(cluster().StartNodes(3, options));
+  const std::vector<std::string> addrs = cluster().RunningAddrs();
+  ASSERT_TRUE(WaitForRing(cluster(), addrs));
+  const auto ring = SortedRing(addrs);
+  const std::string paused = ring[1].addr;
+  NodeProcess* before = cluster().FindByAddr(PredecessorOf(paused, ring).addr);
+  NodeProcess* target = cluster().FindByAddr(paused);
+  ASSERT_NE(before, nullptr);
+  ASSERT_NE(target, nullptr);
+  // Stabilization asks every 200 ms; a request sent during the pause times out after 1 s,
+  // and its second try is answered when the node runs again, within the second second.
+  ASSERT_TRUE(target->Signal(SIGSTOP));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1400));
+  ASSERT_TRUE(target->Signal(SIGCONT));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  const std::string log = before->LogTail(100000);
+  size_t dropped = 0;
+  for (size_t at = log.find("successor "); at != std::string::npos;
+       at = log.find("successor ", at + 1)) {
+    const std::string line = log.substr(at, log.find('\n', at) - at);
+    if (line.find("@" + paused + " did not answer") != std::string::npos) ++dropped;
+  }
+  EXPECT_EQ(dropped, 0u) << before->addr() << " dropped " << paused << " as dead:\n"
+                         << before->LogTail(30);
+  EXPECT_TRUE(WaitForRing(cluster(), addrs));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "node/core/lookup.h"
 #include "tests/unit/sim_test_options.h"
 #include "tools/sim/sim_network.h"
 
@@ -339,6 +340,139 @@ TEST(ChordNodeTest, RingHealsAfterCrashes) {
   EXPECT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000)) << (IsIdeal(net, 3, &why), why);
   EXPECT_EQ(net.LiveNodes().size(), 8u);
   EXPECT_GT(net.now_ms(), crashed_at);  // healing took failure detection and stabilization
+}
+
+TEST(ChordNodeTest, APredecessorRestartedButNotJoinedIsNotKept) {
+  // A node crashes and comes straight back on its address, but cannot join (its join address
+  // is gone). It answers requests, yet it is no member: its successor must not keep it as
+  // predecessor because something answered, or the range before it would have no owner.
+  SimNetwork net(Net(8));
+  for (int i = 1; i <= 5; ++i) {
+    net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
+    net.RunFor(50);
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000));
+  const auto nodes = net.LiveNodes();
+  const std::string w = nodes[1]->self().addr;
+  const std::string p = nodes[2]->self().addr;
+  const std::string s = nodes[3]->self().addr;
+  ASSERT_TRUE(nodes[3]->predecessor() && nodes[3]->predecessor()->addr == p);
+  net.Crash(p);
+  net.AddNode(p, FastConfig(3), "10.0.9.9:4000");  // nobody there
+  net.RunFor(10000);
+  ASSERT_FALSE(net.node(p)->joined());
+  const ChordNode* after = net.node(s);
+  ASSERT_TRUE(after->predecessor());
+  EXPECT_EQ(after->predecessor()->addr, w);
+  ASSERT_FALSE(net.node(w)->successors().empty());
+  EXPECT_EQ(net.node(w)->successors().front().addr, s);
+}
+
+TEST(ChordNodeTest, AMergeHintWhileThePredecessorIsUnknownDoesNotStretchTheRange) {
+  // A node whose predecessor died keeps its range's start (the dead predecessor) until the
+  // node before that notifies it. A merge hint in that window (any member may send one, and
+  // the merger's own probes name remembered members) must not make a member far round the
+  // ring its predecessor: its range would then cover keys that others own.
+  SimNetwork net(Net(8));
+  for (int i = 1; i <= 8; ++i) {
+    net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
+    net.RunFor(50);
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000));
+  const auto nodes = net.LiveNodes();
+  const std::string w = nodes[1]->self().addr;
+  const std::string x = nodes[2]->self().addr;
+  const std::string s = nodes[3]->self().addr;
+  const NodeRef far = nodes[0]->self();  // neither next to S nor in its successor list
+  // W cannot reach S, so S stays without a predecessor once X is gone.
+  net.SetPartition([w, s](const std::string& from, const std::string& to) {
+    return (from == w && to == s) || (from == s && to == w);
+  });
+  net.Crash(x);
+  ASSERT_TRUE(net.RunUntil([&] { return !net.node(s)->predecessor(); }, 10000));
+  wire::Envelope hint;
+  far.ToWire(hint.mutable_merge_hint()->mutable_candidate());
+  hint.mutable_merge_hint()->set_hops_left(4);
+  bool answered = false;
+  net.ClientCall(s, std::move(hint), 5000,
+                 [&](const wire::Envelope* r) { answered = r != nullptr; });
+  net.RunFor(3000);
+  ASSERT_TRUE(answered);
+  const auto& pred = net.node(s)->predecessor();
+  EXPECT_FALSE(pred && pred->addr == far.addr) << "took " << far.addr << " as its predecessor";
+  // Once W reaches it, W is its predecessor.
+  net.SetPartition(nullptr);
+  EXPECT_TRUE(net.RunUntil(
+      [&] {
+        const auto& p = net.node(s)->predecessor();
+        return p && p->addr == w;
+      },
+      20000));
+}
+
+TEST(ChordNodeTest, ANodeThatLeftAndCameBackIsAdoptedLaterByAnyNeighbour) {
+  // A node that leaves is remembered by its neighbours (its predecessor Z and successor B) so
+  // that its own late notifies are ignored. Back on its address, it notifies B (asking for
+  // its keys), and B forgets that it left; Z does not hear from it then. When B later
+  // crashes, Z becomes its successor and hears its notifies (no keys asked for now): Z must
+  // take it as predecessor, not ignore it for good.
+  SimNetwork net(Net(8));
+  for (int i = 1; i <= 3; ++i) {
+    net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
+    net.RunFor(50);
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000));
+  const auto nodes = net.LiveNodes();
+  const std::string z = nodes[0]->self().addr;
+  const std::string a = nodes[1]->self().addr;
+  const std::string b = nodes[2]->self().addr;
+  net.Leave(a);
+  ASSERT_TRUE(net.RunUntil([&] { return net.node(a) == nullptr; }, 30000));
+  net.RunFor(1000);
+  net.AddNode(a, FastConfig(3), z);
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000));
+  net.Crash(b);
+  std::string why;
+  EXPECT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000)) << (IsIdeal(net, 3, &why), why);
+  const auto& pred = net.node(z)->predecessor();
+  ASSERT_TRUE(pred);
+  EXPECT_EQ(pred->addr, a);
+}
+
+TEST(ChordNodeTest, ClientLookupsUnderWayAtOneNodeAreBounded) {
+  // Each client Lookup holds an operation that asks other members until it ends: a client
+  // sending many while they are slow (here: the node is cut from the others, so each waits
+  // out its timeouts) must not make the node hold them without bound.
+  SimNetwork net(Net(8));
+  for (int i = 1; i <= 3; ++i) {
+    net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
+    net.RunFor(50);
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000));
+  const std::string x = Addr(1);
+  const std::vector<Id> ids = SortedIds({Addr(1), Addr(2), Addr(3)});
+  net.SetPartition(
+      [x](const std::string& from, const std::string& to) { return (from == x) != (to == x); });
+  const size_t sent = LookupService::kMaxClientLookups + 500;
+  size_t answered = 0, refused = 0;
+  for (size_t i = 0, n = 0; n < sent && i < 100 * sent; ++i) {
+    const std::string key = "key-" + std::to_string(i);
+    if (SuccessorOf(Id::Sha1(key), ids) == Id::Sha1(x)) continue;  // owned by x itself
+    ++n;
+    wire::Envelope e;
+    e.mutable_lookup()->set_key(key);
+    net.ClientCall(x, std::move(e), 60000, [&](const wire::Envelope* r) {
+      if (r == nullptr || !r->has_lookup_resp()) return;
+      ++answered;
+      if (r->lookup_resp().code() == wire::UNAVAILABLE &&
+          r->lookup_resp().error().find("lookups for clients") != std::string::npos) {
+        ++refused;
+      }
+    });
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return answered == sent; }, 60000)) << answered;
+  EXPECT_GE(refused, 1u);
+  EXPECT_LE(refused, sent - 1);
 }
 
 TEST(ChordNodeTest, SameSeedSameRun) {

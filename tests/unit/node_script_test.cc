@@ -228,6 +228,7 @@ class ScriptRunner {
       if (f.count("pred") != 0) L().Node(f.at("pred")).ToWire(r->mutable_predecessor());
       for (const NodeRef& n : List(f, "succ")) n.ToWire(r->add_successors());
       r->set_joined(Yes(f, "joined"));
+      r->set_leaving(Yes(f, "leaving"));
     } else if (type == "find_next_hop") {
       auto* r = e.mutable_find_next_hop_resp();
       r->set_done(Yes(f, "done"));

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "node/core/membership/member_answer.h"
 #include "protocol/messages.h"
 
 namespace chord {
@@ -79,7 +80,8 @@ void Membership::CheckPredecessor() {
   if (checking_predecessor_ || !ring.predecessor || *ring.predecessor == ring.self) return;
   checking_predecessor_ = true;
   pinged_predecessor_ = *ring.predecessor;
-  ctx_.out.Send(pinged_predecessor_, msg::Ping(), ctx_.config.rpc_timeout_ms,
+  // Its state, not a ping: only an answer as a member (or a leaver) proves it alive.
+  ctx_.out.Send(pinged_predecessor_, msg::GetState(), ctx_.config.rpc_timeout_ms,
                 OpRef{OpKind::kCheckPredecessor, kPing, 0, 0});
 }
 
@@ -87,12 +89,17 @@ void Membership::OnPredecessorPing(const wire::Envelope* response) {
   checking_predecessor_ = false;
   RingState& ring = ctx_.ring;
   const NodeRef p = pinged_predecessor_;
-  if (response != nullptr || !ring.predecessor || !(*ring.predecessor == p)) return;
+  if (AnswersAsMemberOrLeaver(response, p) || !ring.predecessor || !(*ring.predecessor == p)) {
+    return;
+  }
   // It is deciding a conditional write on our word that it is our predecessor: kept until
   // that word runs out (the next check decides).
   if (ring.PredecessorHeld(ctx_.now.mono_ms)) return;
   ring.DropFinger(p);
-  ctx_.Log(LogLevel::kInfo, "predecessor " + p.Describe() + " did not answer; cleared");
+  ctx_.Log(LogLevel::kInfo,
+           "predecessor " + p.Describe() +
+               (response == nullptr ? " did not answer" : " answered not as a member") +
+               "; cleared");
   updates_.SetPredecessor(std::nullopt, p.id);
 }
 
@@ -104,6 +111,7 @@ void Membership::HandleGetState(ReplyToken from, const wire::Envelope& request) 
   if (ring.predecessor) ring.predecessor->ToWire(r->mutable_predecessor());
   for (const NodeRef& s : ring.successors) s.ToWire(r->add_successors());
   r->set_joined(ring.joined());
+  r->set_leaving(ring.state == NodeState::kLeaving);
   ctx_.out.Reply(from, request.request_id(), std::move(reply));
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "node/core/membership/member_answer.h"
 #include "protocol/messages.h"
 
 namespace chord {
@@ -13,13 +14,6 @@ namespace {
 // Bound on the departed nodes remembered, and on the checks in flight.
 constexpr size_t kMaxDeparted = 16;
 constexpr size_t kMaxChecks = 64;
-
-bool AnswersAsMember(const wire::Envelope* response, const NodeRef& asked) {
-  if (response == nullptr || !response->has_get_state_resp()) return false;
-  const auto& s = response->get_state_resp();
-  auto self = NodeRef::FromWire(s.self());
-  return s.joined() && self && *self == asked;
-}
 
 }  // namespace
 
@@ -33,8 +27,10 @@ void NeighbourNotices::Ask(Step step, Check check) {
   const uint64_t id = next_check_++;
   const NodeRef to = check.asked;
   checks_.emplace(id, std::move(check));
-  ctx_.out.Send(to, step == kPingPredecessor ? msg::Ping() : msg::GetState(),
-                ctx_.config.rpc_timeout_ms, OpRef{OpKind::kRectify, step, 0, id});
+  // Every step asks for the node's state: only an answer as a member (or, for the current
+  // predecessor, a leaver) proves it alive.
+  ctx_.out.Send(to, msg::GetState(), ctx_.config.rpc_timeout_ms,
+                OpRef{OpKind::kRectify, step, 0, id});
 }
 
 void NeighbourNotices::OnRpc(OpRef op, const wire::Envelope* response) {
@@ -58,10 +54,15 @@ void NeighbourNotices::HandleNotify(ReplyToken from, const wire::Envelope& reque
 void NeighbourNotices::Rectify(const NodeRef& n, bool wants_keys) {
   const RingState& ring = ctx_.ring;
   if (n == ring.self || !ring.joined()) return;
-  auto gone = std::find(departed_.begin(), departed_.end(), n.id);
+  const uint64_t forget_ms = kDepartedForgetRpcs * ctx_.config.rpc_timeout_ms;
+  while (!departed_.empty() && departed_.front().at_ms + forget_ms <= ctx_.now.mono_ms) {
+    departed_.pop_front();
+  }
+  auto gone = std::find_if(departed_.begin(), departed_.end(),
+                           [&n](const Departed& d) { return d.id == n.id; });
   if (gone != departed_.end()) {
     // A late notify from a node that has told us it left. Only a fresh join (a restart on
-    // the same address) brings it back.
+    // the same address) brings it back this soon.
     if (!wants_keys) return;
     departed_.erase(gone);
   }
@@ -92,7 +93,10 @@ void NeighbourNotices::OnNotifierState(const Check& check, const wire::Envelope*
 
 void NeighbourNotices::OnPredecessorPing(const Check& check, const wire::Envelope* response) {
   RingState& ring = ctx_.ring;
-  if (response != nullptr || !ring.predecessor || !(*ring.predecessor == check.asked)) return;
+  if (AnswersAsMemberOrLeaver(response, check.asked) || !ring.predecessor ||
+      !(*ring.predecessor == check.asked)) {
+    return;
+  }
   // Kept while it may be deciding on our word (Membership::OnPredecessorPing); the candidate
   // notifies again.
   if (ring.PredecessorHeld(ctx_.now.mono_ms)) return;
@@ -125,11 +129,15 @@ void NeighbourNotices::ApplyLeave(const NodeRef& leaver, const wire::LeaveReques
   ctx_.Log(LogLevel::kInfo, leaver.Describe() + " is leaving the ring");
   ring.DropFinger(leaver);
   book_.Forget(leaver);
-  if (std::find(departed_.begin(), departed_.end(), leaver.id) == departed_.end()) {
-    departed_.push_back(leaver.id);
-    if (departed_.size() > kMaxDeparted) departed_.pop_front();
-  }
-  if (ring.predecessor && *ring.predecessor == leaver) {
+  departed_.erase(std::remove_if(departed_.begin(), departed_.end(),
+                                 [&leaver](const Departed& d) { return d.id == leaver.id; }),
+                  departed_.end());
+  departed_.push_back(Departed{leaver.id, ctx_.now.mono_ms});  // in the order of their times
+  if (departed_.size() > kMaxDeparted) departed_.pop_front();
+  // Our predecessor, or cleared already (it answered not as a member: a node of an older
+  // build says nothing of leaving) with our range starting at it.
+  if ((ring.predecessor && *ring.predecessor == leaver) ||
+      (!ring.predecessor && ring.range_floor && *ring.range_floor == leaver.id)) {
     // Its keys are already here; its predecessor will notify us shortly. Until then our range
     // starts where the leaver's did.
     auto leaver_pred = l.has_predecessor() ? NodeRef::FromWire(l.predecessor()) : std::nullopt;

@@ -1,9 +1,9 @@
 // NeighbourNotices: what a node does when its neighbours tell it something. A Notify ("I might
 // be your predecessor") is rectify: a notifier between the predecessor and us is adopted, but
 // only once it has answered us itself (a notify could name anyone); one outside is kept out
-// unless the current predecessor does not answer a ping. A Leave notice makes us forget the
-// leaver, take over its range start or merge its successor list into ours; a notice that does
-// not come verifiably from the leaver (no certificate says so) is acted on only if the leaver
+// unless the current predecessor does not answer as a member or a leaver. A Leave notice makes us
+// forget the leaver, take over its range start or merge its successor list into ours; a notice that
+// does not come verifiably from the leaver (no certificate says so) is acted on only if the leaver
 // no longer says it is a member. Owned by Membership; the node's thread only.
 #ifndef CHORD_NODE_CORE_MEMBERSHIP_NEIGHBOUR_NOTICES_H_
 #define CHORD_NODE_CORE_MEMBERSHIP_NEIGHBOUR_NOTICES_H_
@@ -57,7 +57,17 @@ class NeighbourNotices {
   Stabilizer& stabilizer_;
   std::unordered_map<uint64_t, Check> checks_;
   uint64_t next_check_ = 1;
-  std::deque<Id> departed_;  // nodes that told us they left (bounded)
+  // Nodes that told us they left, with when (mono ms): their notifies sent before the leave
+  // and arriving after it are ignored for kDepartedForgetRpcs RPC timeouts. Not for ever: a
+  // node back on its address may notify us without asking for keys (its join went through
+  // another node), and the confirmation of a notifier (it answers as a member) keeps a node
+  // that is gone out anyway. Bounded.
+  struct Departed {
+    Id id;
+    uint64_t at_ms = 0;
+  };
+  static constexpr uint64_t kDepartedForgetRpcs = 4;
+  std::deque<Departed> departed_;
 };
 
 }  // namespace chord

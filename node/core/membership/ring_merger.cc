@@ -83,7 +83,12 @@ void RingMerger::Place(const NodeRef& c, const wire::GetStateResponse& state, ui
     if (old) Hint(c, *old, hops_left);
     return;
   }
-  if (!ring.predecessor || Id::InOpen(c.id, ring.predecessor->id, self.id)) {
+  // With the predecessor unknown, our range still starts at its floor (the last predecessor):
+  // a member beyond it is no closer predecessor, and taken as one it would stretch our range
+  // over keys that others own until a notify put it right.
+  const std::optional<Id> floor =
+      ring.predecessor ? std::optional<Id>(ring.predecessor->id) : ring.range_floor;
+  if (!floor || c.id == *floor || Id::InOpen(c.id, *floor, self.id)) {
     // A closer predecessor: it answered just now. It learns of us, and of the one it displaces.
     const std::optional<NodeRef> old = ring.predecessor;
     updates_.SetPredecessor(c);

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "node/core/membership/member_answer.h"
 #include "protocol/messages.h"
 
 namespace chord {
@@ -83,8 +84,9 @@ void Stabilizer::DropHead(bool dead) {
 void Stabilizer::OnSuccessorState(const wire::Envelope* response) {
   const bool answered = response != nullptr && response->has_get_state_resp();
   // A successor that answers but is no longer joined is leaving: like a dead one, it must not
-  // stay at the head (a late answer can arrive after its leave notice).
-  if (answered && !response->get_state_resp().joined()) return DropHead(/*dead=*/false);
+  // stay at the head (a late answer can arrive after its leave notice). An answer from another
+  // position (an address whose process now runs other vnodes) is not the head's either.
+  if (answered && !AnswersAsMember(response, asked_)) return DropHead(/*dead=*/false);
   // One slow answer is not proof of death: dropping a live successor on a late reply could
   // leave us with only dead ones. Ask once more before giving up on it.
   if (!answered && !head_retried_) return FromSuccessor(attempts_left_, /*head_retried=*/true);
@@ -112,8 +114,7 @@ void Stabilizer::OnCandidateState(const wire::Envelope* response) {
   const RingState& ring = ctx_.ring;
   const NodeRef candidate = asked_;
   // Adopt the candidate only once it has answered (liveness before adoption).
-  if (response != nullptr && response->has_get_state_resp() &&
-      response->get_state_resp().joined() &&
+  if (AnswersAsMember(response, candidate) &&
       (ring.successors.empty() || Id::InOpen(candidate.id, ring.self.id, ring.successors[0].id))) {
     // [c] + c.succ, merged with the list we just took from the old head (heard from in this
     // same round): if c's list is stale, the old head still backs it up.
