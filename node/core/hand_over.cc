@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 
 #include "node/core/refused_records.h"
@@ -90,13 +90,16 @@ void HandOver::Send(Batch batch, const std::optional<Id>& after) {
   std::vector<wire::Record> records;
   records.reserve(page.records.size());
   for (auto& [id, rec] : page.records) records.push_back(std::move(rec));
-  // The recent changes of watched keys go along, within their own byte budget.
+  // The recent changes of watched keys go along, within their own byte budget, which counts
+  // each change as more than it takes on the wire (WatchLog::HistoryBytes), so that records
+  // and histories together stay within half a frame (transfer_batch_bytes is at most a
+  // quarter of one).
   std::vector<wire::WatchHistory> histories;
-  size_t history_budget = kMaxHistoryBytesPerBatch;
+  size_t history_budget = std::min(kMaxHistoryBytesPerBatch, ctx_.config.transfer_batch_bytes);
   for (const wire::Record& rec : records) {
     wire::WatchHistory h;
     if (!ctx_.watches.Export(rec.key(), history_budget, &h)) continue;
-    for (const auto& c : h.changes()) history_budget -= c.event().value().size();
+    history_budget -= WatchLog::HistoryBytes(h);
     histories.push_back(std::move(h));
   }
   wire::Envelope transfer = msg::Transfer(ctx_.self(), std::move(records), !page.more);
@@ -210,9 +213,15 @@ void HandOver::HandleTransfer(ReplyToken from, const wire::Envelope& request) {
     return ctx_.out.Reply(from, request.request_id(), std::move(reply));
   }
   std::string first_refusal;
+  // The records this batch stored here (not refused, nor kept out by an equal or newer one):
+  // only their watch histories are taken.
+  std::unordered_map<std::string_view, const wire::Record*> stored;
+  stored.reserve(static_cast<size_t>(t.records_size()));
   for (int i = 0; i < t.records_size(); ++i) {
     const wire::Record& rec = t.records(i);
-    Status s = ctx_.records.StoreIfNewer(Id::Sha1(rec.key()), rec);
+    bool took = false;
+    Status s = ctx_.records.StoreIfNewer(Id::Sha1(rec.key()), rec, &took);
+    if (s.ok() && took) stored.emplace(rec.key(), &rec);
     if (s.code() == Status::Code::kInvalidArgument) {
       // Outside the limits: not kept, and named in the answer, so that the sender keeps it.
       r->set_refused(r->refused() + 1);
@@ -234,17 +243,17 @@ void HandOver::HandleTransfer(ReplyToken from, const wire::Envelope& request) {
   }
   if (r->code() == wire::OK) {
     // Keys that watchers follow come with their recent changes: a watcher goes on here. Only
-    // the history of a key in this batch counts, once. The batch's keys are looked up in a
-    // set: scanning the records for each history made one message quadratic work on the loop
-    // (a member's batch of 150,000 records and histories of other keys stalled a node 87 s).
-    std::unordered_set<std::string_view> keys;
-    keys.reserve(static_cast<size_t>(t.records_size()));
-    for (const auto& rec : t.records()) keys.insert(rec.key());
+    // the history of a key this batch stored counts, once: where this node kept its own
+    // record (equal or newer), a watcher polling here starts from that record. The batch's
+    // keys are looked up in a map: scanning the records for each history made one message
+    // quadratic work on the loop (a member's batch of 150,000 records and histories of other
+    // keys stalled a node 87 s).
     const int histories = std::min(t.watch_histories_size(), t.records_size());
     for (int i = 0; i < histories; ++i) {
       const wire::WatchHistory& h = t.watch_histories(i);
-      if (keys.erase(h.key()) > 0) {
-        ctx_.watches.Import(h, ctx_.config.max_value_bytes, ctx_.now.mono_ms);
+      if (auto it = stored.find(h.key()); it != stored.end()) {
+        ctx_.watches.Import(h, *it->second, ctx_.config.max_value_bytes, ctx_.now.mono_ms);
+        stored.erase(it);
       }
     }
     // Who the sender counts missing may hold stale copies of these records. Only our

@@ -80,7 +80,12 @@ Status RecordStore::StoreStamped(const Id& key_id, wire::Record* rec, const Id& 
   Status s = store_->GetHeader(key_id, rec->key(), &old);  // as in StoreIfNewer
   if (!s.ok() && !s.IsNotFound()) return s;
   const bool found = s.ok();
-  if (found) clock_->Observe(old.version());
+  // A value past its expiry that the sweeper has not turned into its tombstone yet (version
+  // + 1) reads as that tombstone, and this write replaces it: versioned above the tombstone
+  // (Replace shows the expiry first to watchers).
+  const bool over_expiry = found && !old.deleted() && old.expires_unix_ms() != 0 &&
+                           old.expires_unix_ms() <= now_->wall_ms;
+  if (found) clock_->Observe(over_expiry ? old.version() + 1 : old.version());
   rec->set_version(clock_->Next(now_->wall_ms));
   rec->set_writer(reinterpret_cast<const char*>(writer.bytes().data()), Id::kBytes);
   if (std::string problem = RecordProblem(*rec); !problem.empty()) {
@@ -99,7 +104,24 @@ Status RecordStore::Replace(const Id& key_id, const wire::Record& rec, const wir
     expiry_.Forget(key_id, rec.key());  // deleted, or written again without an expiry
   }
   if (watches_->Watched(rec.key())) {
-    watches_->OnStored(rec, old != nullptr ? old->version() : 0, link, now_->mono_ms);
+    uint64_t prev_local = old != nullptr ? old->version() : 0;
+    // A value past its expiry, not swept yet, is replaced: watchers see its expiry first, the
+    // event every holder's sweeper makes of it (ExpirySweeper; published, as it needs no
+    // answer from the replicas), and this change follows on from that. (At the tombstone's
+    // very version, rarer than a clock one tick behind, the change follows the value itself.)
+    if (old != nullptr && !old->deleted() && old->expires_unix_ms() != 0 &&
+        old->expires_unix_ms() <= now_->wall_ms && rec.version() > old->version() + 1) {
+      wire::Record expiry;
+      expiry.set_key(rec.key());
+      expiry.set_version(old->version() + 1);
+      expiry.set_deleted(true);
+      expiry.set_expired(true);
+      expiry.set_writer(old->writer());
+      watches_->OnStored(expiry, old->version(), ChangeLink{ChangeLink::Kind::kLocal, 0, true},
+                         now_->mono_ms);
+      prev_local = old->version() + 1;
+    }
+    watches_->OnStored(rec, prev_local, link, now_->mono_ms);
   }
   return s;
 }
@@ -127,6 +149,12 @@ Result<uint64_t> RecordStore::EraseIfUnchanged(const std::vector<RecordStamp>& s
   }
   Status s = store_->WriteReplacing(batch, before);
   if (!s.ok()) return s;
+  // A watched key's changes end with the record erased: a watcher starting now would find the
+  // key absent (version 0) and the log's changes leading nowhere from there (a resync, then
+  // again, at once, for ever).
+  if (watches_->watched_keys() > 0) {
+    for (std::string_view key : erased) watches_->Forget(std::string(key));
+  }
   return static_cast<uint64_t>(batch.size());
 }
 

@@ -97,7 +97,8 @@ class RecordStore {
   ExpiryIndex& expiry() { return expiry_; }
 
  private:
-  // Writes `rec` over `old` (null: none) and tells the expiry index and the watch log.
+  // Writes `rec` over `old` (null: none) and tells the expiry index and the watch log (where a
+  // value past its expiry that `rec` replaces shows its expiry first).
   [[nodiscard]] Status Replace(const Id& key_id, const wire::Record& rec, const wire::Record* old,
                                const ChangeLink& link);
 

@@ -186,6 +186,86 @@ TEST(RecordStoreTest, EraseIfUnchangedLeavesAnotherWritersRecordOfTheSameVersion
   EXPECT_TRUE(f.store.Get(id, "k", &kept).IsNotFound());
 }
 
+// A purged tombstone or a copy cleaned up ends its key's watch history here: a watcher that
+// starts now finds the key absent, and a history leading elsewhere would resync it at once,
+// again and again. The key stays followed from no record.
+TEST(RecordStoreTest, ErasingAWatchedKeysRecordForgetsItsChanges) {
+  Fixture f;
+  const uint64_t v = f.now.wall_ms << 16;
+  const Id id = Id::Sha1("k");
+  wire::Record put = Rec("k", "v", v, "node-a");
+  f.watches.Watch("k", nullptr, 0);
+  ASSERT_TRUE(f.records.StoreIfNewer(id, put).ok());
+  wire::Record del = put;
+  del.clear_value();
+  del.set_deleted(true);
+  del.set_version(v + 1);
+  ASSERT_TRUE(f.records.StoreIfNewer(id, del).ok());
+  ASSERT_TRUE(f.watches.Watched("k"));
+  ASSERT_GT(f.watches.held_bytes(), 0u);  // the put and the delete
+  auto erased = f.records.EraseIfUnchanged({RecordStamp{id, "k", v + 1, del.writer()}}, true);
+  ASSERT_TRUE(erased.ok());
+  ASSERT_EQ(*erased, 1u);
+  EXPECT_EQ(f.watches.held_bytes(), 0u);
+  f.watches.TakeChanged();
+  // A watcher starting now sees the key absent (version 0): it waits, no resync to 0.
+  const WatchLog::Answer fresh = f.watches.Collect("k", 0, 10, 1 << 20);
+  EXPECT_TRUE(fresh.events.empty());
+  EXPECT_FALSE(fresh.resync);
+  // The key is still followed: its next write is kept (and reaches waiting watchers).
+  ASSERT_TRUE(f.watches.Watched("k"));
+  wire::Record again = Rec("k", "again", v + 5, "node-a");
+  ASSERT_TRUE(f.records.StoreIfNewer(id, again).ok());
+  EXPECT_GT(f.watches.held_bytes(), 0u);
+  EXPECT_EQ(f.watches.TakeChanged(), (std::vector<std::string>{"k"}));
+}
+
+// A value past its expiry that the sweeper has not reached yet reads as its tombstone
+// (version + 1). An owner's write over it is versioned above that tombstone, and a watcher
+// sees the expiry before it.
+TEST(RecordStoreTest, AStampedWriteOverAnUnsweptExpiryFollowsOnFromTheExpiry) {
+  Fixture f;
+  const Id id = Id::Sha1("k");
+  const uint64_t v = (f.now.wall_ms << 16) + 5;
+  wire::Record lease = Rec("k", "held", v, "node-a");
+  lease.set_expires_unix_ms(f.now.wall_ms);  // expired now
+  ASSERT_TRUE(f.store.Put(id, lease).ok());
+  f.watches.Watch("k", &lease, 0);
+  wire::Record next;
+  next.set_key("k");
+  next.set_value("taken");
+  ASSERT_TRUE(f.records
+                  .StoreStamped(id, &next, Id::Sha1("node-b"),
+                                ChangeLink{ChangeLink::Kind::kLocal, 0, true})
+                  .ok());
+  EXPECT_GT(next.version(), v + 1);
+  const WatchLog::Answer a = f.watches.Collect("k", v, 10, 1 << 20);
+  ASSERT_EQ(a.events.size(), 2u);
+  EXPECT_EQ(a.events[0].type(), wire::WatchEvent::EXPIRE);
+  EXPECT_EQ(a.events[0].version(), v + 1);
+  EXPECT_EQ(a.events[1].type(), wire::WatchEvent::PUT);
+  EXPECT_EQ(a.events[1].version(), next.version());
+  EXPECT_FALSE(a.resync);
+
+  // A write a coordinator stamped (every ring with copies), stored over such a value, on the
+  // owner or a replica: the expiry shows first there too.
+  const Id id2 = Id::Sha1("k2");
+  wire::Record lease2 = Rec("k2", "held", v, "node-a");
+  lease2.set_expires_unix_ms(f.now.wall_ms);
+  ASSERT_TRUE(f.store.Put(id2, lease2).ok());
+  f.watches.Watch("k2", &lease2, 0);
+  const wire::Record stamped = Rec("k2", "taken", v + 7, "node-c");
+  ASSERT_TRUE(f.records
+                  .StoreIfNewer(id2, stamped, nullptr, nullptr,
+                                ChangeLink{ChangeLink::Kind::kLocal, 0, true}, true)
+                  .ok());
+  const WatchLog::Answer b = f.watches.Collect("k2", v, 10, 1 << 20);
+  ASSERT_EQ(b.events.size(), 2u);
+  EXPECT_EQ(b.events[0].type(), wire::WatchEvent::EXPIRE);
+  EXPECT_EQ(b.events[0].version(), v + 1);
+  EXPECT_EQ(b.events[1].version(), v + 7);
+}
+
 TEST(RecordStoreTest, WhenTheStampTiesTheValueDecides) {
   Fixture f;
   const Id key_id = Id::Sha1("k");

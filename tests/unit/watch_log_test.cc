@@ -140,7 +140,7 @@ TEST(WatchLogTest, IsBoundedPerKeyAndInKeys) {
   // Keys unused for long are forgotten, with their values.
   log.Expire(100 + WatchLog::kMaxWatchedKeys + 5 + WatchLog::kForgetAfterMs + 1);
   EXPECT_EQ(log.watched_keys(), 0u);
-  EXPECT_EQ(log.value_bytes(), 0u);
+  EXPECT_EQ(log.held_bytes(), 0u);
 }
 
 TEST(WatchLogTest, AHandOverCarriesTheChangesToTheNextHolder) {
@@ -159,22 +159,76 @@ TEST(WatchLogTest, AHandOverCarriesTheChangesToTheNextHolder) {
   EXPECT_EQ(h.base_version(), 10u);
   EXPECT_EQ(h.changes_size(), 4);
   WatchLog new_owner;
-  new_owner.Import(h, 1 << 20, 100);
+  new_owner.Import(h, Put("k", 50, "value"), 1 << 20, 100);
   EXPECT_EQ(Versions(All(new_owner, "k", 10)), (std::vector<uint64_t>{20, 30, 40, 50}));
   // Its own next write links to the last handed-over version.
   new_owner.OnStored(Put("k", 70, "next"), 50, ChangeLink{Kind::kLocal, 0, true}, 101);
   EXPECT_EQ(Versions(All(new_owner, "k", 40)), (std::vector<uint64_t>{50, 70}));
   // A budget keeps only the newest changes: a watcher behind them resyncs.
+  const size_t two_changes =
+      1 + WatchLog::kEventOverheadBytes + 2 * (5 + WatchLog::kEventOverheadBytes);
   wire::WatchHistory small;
-  ASSERT_TRUE(old_owner.Export("k", 10, &small));
+  ASSERT_TRUE(old_owner.Export("k", two_changes, &small));
   EXPECT_EQ(small.changes_size(), 2);
   EXPECT_EQ(small.base_version(), 30u);
+  EXPECT_EQ(WatchLog::HistoryBytes(small), two_changes);
+  wire::WatchHistory none;
+  EXPECT_FALSE(old_owner.Export("k", WatchLog::kEventOverheadBytes, &none));
   // Malformed histories (versions not increasing) are ignored.
   wire::WatchHistory bad = h;
   bad.set_key("other");
   bad.mutable_changes(2)->mutable_event()->set_version(5);
-  new_owner.Import(bad, 1 << 20, 102);
+  new_owner.Import(bad, Put("other", 50, "value"), 1 << 20, 102);
   EXPECT_FALSE(new_owner.Watched("other"));
+}
+
+TEST(WatchLogTest, AHandOversBudgetCountsEveryChangeNotOnlyItsValue) {
+  // A key deleted and written empty a thousand times holds no value bytes, yet each change
+  // takes room on the wire: the history handed over stays within its budget as sent.
+  WatchLog log;
+  log.Watch("k", nullptr, 0);
+  uint64_t prev = 0;
+  for (uint64_t v = 1; v <= 1000; ++v) {
+    const wire::Record r = v % 2 == 0 ? Tombstone("k", v, false) : Put("k", v, "");
+    log.OnStored(r, prev, ChangeLink{Kind::kLocal, 0, true}, v);
+    prev = v;
+  }
+  // In memory too: each change counts.
+  EXPECT_EQ(log.held_bytes(), 1000 * WatchLog::kEventOverheadBytes);
+  constexpr size_t kBudget = 4096;
+  wire::WatchHistory h;
+  ASSERT_TRUE(log.Export("k", kBudget, &h));
+  EXPECT_GT(h.changes_size(), 0);
+  EXPECT_LT(h.changes_size(), 1000);
+  EXPECT_LE(WatchLog::HistoryBytes(h), kBudget);
+  EXPECT_LE(h.ByteSizeLong(), kBudget);
+  EXPECT_EQ(h.changes(h.changes_size() - 1).event().version(), 1000u);  // the newest kept
+  log.Forget("k");
+  EXPECT_TRUE(log.Watched("k"));
+  EXPECT_EQ(log.held_bytes(), 0u);
+}
+
+TEST(WatchLogTest, AWriteItsSenderHadNotPublishedMakesWatchersBehindItResync) {
+  // The old owner hands the key over while its write of 60 still waits for its replicas: the
+  // history ends at 50, the record handed over is 60. A watcher at 50 must not wait at the
+  // new owner for a change that will never be published there.
+  WatchLog old_owner;
+  const wire::Record base = Put("k", 50, "a");
+  old_owner.Watch("k", &base, 0);
+  old_owner.OnStored(Put("k", 60, "late"), 50, ChangeLink{Kind::kLocal, 0, false}, 1);
+  wire::WatchHistory h;
+  ASSERT_TRUE(old_owner.Export("k", 1 << 20, &h));
+  EXPECT_EQ(h.changes_size(), 0);
+  WatchLog new_owner;
+  new_owner.Import(h, Put("k", 60, "late"), 1 << 20, 2);
+  EXPECT_TRUE(All(new_owner, "k", 50).resync);
+  EXPECT_TRUE(All(new_owner, "k", 60).events.empty());
+  EXPECT_FALSE(All(new_owner, "k", 60).resync);
+  // A record no newer than the history adds nothing.
+  WatchLog up_to_date;
+  up_to_date.Import(h, Put("k", 50, "a"), 1 << 20, 2);
+  EXPECT_TRUE(up_to_date.Watched("k"));
+  EXPECT_FALSE(All(up_to_date, "k", 50).resync);
 }
 
 TEST(WatchLogTest, AChangeFoundNotToFollowOnMakesWatchersBehindItResync) {
@@ -186,6 +240,24 @@ TEST(WatchLogTest, AChangeFoundNotToFollowOnMakesWatchersBehindItResync) {
   log.Unlink("k", 30);
   log.Publish("k", 30);
   EXPECT_TRUE(All(log, "k", 10).resync);
+}
+
+TEST(WatchLogTest, AnOutrankedWriteIsRetractedAndNeverSeen) {
+  WatchLog log;
+  const wire::Record base = Put("k", 10, "a");
+  log.Watch("k", &base, 0);
+  log.OnStored(Put("k", 20, "x"), 10, ChangeLink{Kind::kLocal, 0, false}, 1);  // unanswered
+  // A replica held a newer record, stored here as it came (unlinked).
+  log.OnStored(Put("k", 30, "y"), 20, ChangeLink{Kind::kUnlinked, 0, true}, 2);
+  log.Retract("k", 20);
+  const WatchLog::Answer a = All(log, "k", 10);
+  EXPECT_TRUE(a.events.empty());
+  EXPECT_TRUE(a.resync);
+  // Stamped again above it, and answered: it follows on from 30.
+  log.OnStored(Put("k", 40, "x"), 30, ChangeLink{Kind::kLocal, 0, false}, 3);
+  log.Publish("k", 40);
+  EXPECT_EQ(Versions(All(log, "k", 30)), (std::vector<uint64_t>{40}));
+  EXPECT_EQ(log.held_bytes(), 2 * (1 + WatchLog::kEventOverheadBytes));
 }
 
 TEST(WatchLogTest, KeysNotWatchedKeepNothing) {

@@ -127,5 +127,48 @@ TEST(WatchSimTest, ANewOwnerMissingAPublishedChangeMakesWatchersResyncNotSkipIt)
   }
 }
 
+TEST(WatchSimTest, AWriteOutrankedByAReplicasNewerRecordIsNeverShown) {
+  // The owner lacks a newer record one of its replicas holds (decided by another owner while
+  // this one was cut off): its write comes back outranked, the replica's record is stored
+  // here, and the coordinator stamps the write again above it. The first stamp never was the
+  // key's state: a watcher must not be shown it (nor the same value twice).
+  SimNetwork net(Net(23));
+  std::vector<std::pair<Id, std::string>> ring;
+  for (int i = 1; i <= 4; ++i) {
+    net.AddNode(Addr(i), Config(), i == 1 ? "" : Addr(1));
+    ring.emplace_back(Id::Sha1(Addr(i)), Addr(i));
+    net.RunFor(300);
+  }
+  net.RunFor(5000);
+  std::sort(ring.begin(), ring.end());
+  const std::string key = "watched";
+  size_t at = 0;
+  while (at < ring.size() && ring[at].first < Id::Sha1(key)) ++at;
+  const std::string owner = ring[at % ring.size()].second;
+  const std::string replica = ring[(at + 1) % ring.size()].second;
+
+  const uint64_t v1 = Put(net, owner, key, "v1");
+  ASSERT_NE(v1, 0u);
+  auto start = Watch(net, owner, key, 0, /*start=*/true);
+  ASSERT_TRUE(start && start->code() == wire::OK && start->events_size() == 1);
+  wire::Record newer;
+  newer.set_key(key);
+  newer.set_value("decided elsewhere");
+  newer.set_version((net.NowClock().wall_ms + 1000) << 16);  // ahead, within the skew
+  newer.set_writer(Id::Sha1(replica).ToBytes());
+  ASSERT_TRUE(net.store(replica)->Put(Id::Sha1(key), newer).ok());
+
+  const uint64_t mine = Put(net, owner, key, "mine");
+  ASSERT_GT(mine, newer.version());
+  auto w = Watch(net, owner, key, v1, false);
+  ASSERT_TRUE(w);
+  ASSERT_EQ(w->code(), wire::OK) << w->error();
+  ASSERT_GT(w->events_size(), 0);
+  for (const wire::WatchEvent& e : w->events()) {
+    EXPECT_FALSE(e.version() > v1 && e.version() < newer.version())
+        << "shown the outranked stamp " << e.version() << " (" << e.value() << ")";
+  }
+}
+
 }  // namespace
 }  // namespace chord

@@ -94,6 +94,7 @@ AnswerProblem FollowKey(const KeyWatchOptions& options,
       ++hints_in_a_row;
       owner = r->hint().addr();
       Remember(&contacts, owner);
+      client.reset();  // the next poll goes to the node the hint names
       continue;
     }
     hints_in_a_row = 0;

@@ -59,6 +59,7 @@ bool WriteCoordinator::Start(const Id& key_id, wire::Record&& record, OpRef requ
     if (s.code() == Status::Code::kInvalidArgument) return failed_now(wire::INVALID, s.message());
     return failed_now(wire::UNAVAILABLE, "the owner could not store the key: " + s.message());
   }
+  w.logged = stored;
   if (!stored && (kept.version() != w.record.version() || kept.writer() != w.record.writer())) {
     // A newer write is here already, or another write stamped with the same version: this
     // one changes nothing until the coordinator stamps it again.
@@ -215,6 +216,12 @@ void WriteCoordinator::Failed(wire::Code code, std::string why, wire::DataRespon
 }
 
 void WriteCoordinator::Close(const WriteOp& w) {
+  if (w.outranked) {
+    // Not the key's state at any time: its coordinator stamps the write again. Only a change
+    // this write logged goes: one it did not store may share its version with another's.
+    if (w.logged) ctx_.watches.Retract(w.record.key(), w.record.version());
+    return;
+  }
   if (w.chain_broken) ctx_.watches.Unlink(w.record.key(), w.record.version());
   ctx_.watches.Publish(w.record.key(), w.record.version());
 }

@@ -64,6 +64,7 @@ class WriteCoordinator {
     // from another writer. The coordinator must stamp it again (superseded_by in the answer),
     // also when that version equals this write's.
     bool outranked = false;
+    bool logged = false;  // stored here, so its own change is in the watch log
     std::string failed;                            // why a replica could not store it
     std::vector<NodeRef> sent_to;                  // by the index of the OpRef of each request
     std::vector<std::optional<NodeRef>> hint_for;  // by index: the member a hint stands for

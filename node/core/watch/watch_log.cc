@@ -1,6 +1,7 @@
 #include "node/core/watch/watch_log.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace chord {
@@ -31,9 +32,9 @@ void WatchLog::OnStored(const wire::Record& record, uint64_t prev_local, const C
   KeyLog& log = it->second;
   log.used_ms = now_ms;
   if (log.events.size() >= kMaxEventsPerKey) DropOldest(log);
-  const size_t bytes = record.deleted() ? 0 : record.value().size();
-  while (value_bytes_ + bytes > kMaxValueBytes && !log.events.empty()) DropOldest(log);
-  if (value_bytes_ + bytes > kMaxValueBytes) {
+  const size_t bytes = (record.deleted() ? 0 : record.value().size()) + kEventOverheadBytes;
+  while (held_bytes_ + bytes > kMaxHeldBytes && !log.events.empty()) DropOldest(log);
+  if (held_bytes_ + bytes > kMaxHeldBytes) {
     // Other keys hold the budget: this change is not kept; watchers behind it start again.
     log.base = record.version();
     return;
@@ -45,7 +46,7 @@ void WatchLog::OnStored(const wire::Record& record, uint64_t prev_local, const C
   e.linked = link.kind != ChangeLink::Kind::kUnlinked;
   e.prev = link.kind == ChangeLink::Kind::kLocal ? prev_local : link.prev;
   e.published = link.published;
-  value_bytes_ += bytes;
+  held_bytes_ += bytes;
   log.events.push_back(std::move(e));
   if (link.published) changed_.push_back(record.key());
 }
@@ -58,6 +59,21 @@ void WatchLog::Publish(const std::string& key, uint64_t version) {
       e.published = true;
       changed_.push_back(key);
     }
+  }
+}
+
+void WatchLog::Retract(const std::string& key, uint64_t version) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return;
+  std::deque<Event>& events = it->second.events;
+  for (auto e = events.begin(); e != events.end(); ++e) {
+    if (e->event.version() != version || e->published) continue;
+    held_bytes_ -= EventBytes(e->event);
+    events.erase(e);
+    for (Event& later : events) {
+      if (later.prev == version) later.linked = false;
+    }
+    return;
   }
 }
 
@@ -81,17 +97,24 @@ bool WatchLog::LinkOf(const std::string& key, uint64_t version, uint64_t* prev) 
   return false;
 }
 
+size_t WatchLog::HistoryBytes(const wire::WatchHistory& h) {
+  size_t bytes = h.key().size() + kEventOverheadBytes;
+  for (const wire::WatchChange& c : h.changes()) bytes += EventBytes(c.event());
+  return bytes;
+}
+
 bool WatchLog::Export(const std::string& key, size_t max_bytes, wire::WatchHistory* out) const {
   auto it = keys_.find(key);
   if (it == keys_.end()) return false;
   const KeyLog& log = it->second;
+  size_t bytes = key.size() + kEventOverheadBytes;  // as HistoryBytes counts
+  if (bytes > max_bytes) return false;
   // The published prefix (later changes are held back and follow by replication).
   size_t end = 0;
   while (end < log.events.size() && log.events[end].published) ++end;
   size_t begin = end;
-  size_t bytes = 0;
-  while (begin > 0 && bytes + log.events[begin - 1].event.value().size() <= max_bytes) {
-    bytes += log.events[begin - 1].event.value().size();
+  while (begin > 0 && bytes + EventBytes(log.events[begin - 1].event) <= max_bytes) {
+    bytes += EventBytes(log.events[begin - 1].event);
     --begin;
   }
   out->set_key(key);
@@ -105,7 +128,8 @@ bool WatchLog::Export(const std::string& key, size_t max_bytes, wire::WatchHisto
   return true;
 }
 
-void WatchLog::Import(const wire::WatchHistory& history, size_t max_value_bytes, uint64_t now_ms) {
+void WatchLog::Import(const wire::WatchHistory& history, const wire::Record& handed,
+                      size_t max_value_bytes, uint64_t now_ms) {
   if (auto it = keys_.find(history.key()); it != keys_.end() && !it->second.events.empty()) {
     return;
   }
@@ -118,9 +142,20 @@ void WatchLog::Import(const wire::WatchHistory& history, size_t max_value_bytes,
                         e.type() == wire::WatchEvent::EXPIRE;
     if (!change || e.version() <= last || e.value().size() > max_value_bytes) return;
     last = e.version();
-    bytes += e.value().size();
+    bytes += EventBytes(e);
   }
-  if (value_bytes_ + bytes > kMaxValueBytes) return;
+  // A write the sender had stored but not published (its replicas had not answered yet).
+  std::optional<Event> unpublished;
+  if (handed.key() == history.key() && handed.version() > last) {
+    Event e;
+    e.event.set_type(TypeOf(handed));
+    e.event.set_version(handed.version());
+    if (!handed.deleted()) e.event.set_value(handed.value());
+    if (e.event.value().size() > max_value_bytes) return;
+    bytes += EventBytes(e.event);
+    unpublished = std::move(e);
+  }
+  if (held_bytes_ + bytes > kMaxHeldBytes) return;
   if (keys_.count(history.key()) == 0 && keys_.size() >= kMaxWatchedKeys) ForgetLeastUsed();
   KeyLog& log = keys_[history.key()];
   log.base = history.base_version();
@@ -132,7 +167,8 @@ void WatchLog::Import(const wire::WatchHistory& history, size_t max_value_bytes,
     e.linked = c.linked();
     log.events.push_back(std::move(e));
   }
-  value_bytes_ += bytes;
+  if (unpublished) log.events.push_back(std::move(*unpublished));  // unlinked
+  held_bytes_ += bytes;
   changed_.push_back(history.key());
 }
 
@@ -178,10 +214,20 @@ std::vector<std::string> WatchLog::TakeChanged() {
   return out;
 }
 
+void WatchLog::Forget(const std::string& key) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return;
+  // Kept as watched, from nothing: its next write reaches the watchers waiting for it (as a
+  // resync for one that saw the erased record, whose chain it does not follow on from).
+  for (const Event& e : it->second.events) held_bytes_ -= EventBytes(e.event);
+  it->second.events.clear();
+  it->second.base = 0;
+}
+
 void WatchLog::Expire(uint64_t now_ms) {
   for (auto it = keys_.begin(); it != keys_.end();) {
     if (it->second.used_ms + kForgetAfterMs < now_ms) {
-      for (const Event& e : it->second.events) value_bytes_ -= e.event.value().size();
+      for (const Event& e : it->second.events) held_bytes_ -= EventBytes(e.event);
       it = keys_.erase(it);
     } else {
       ++it;
@@ -191,7 +237,7 @@ void WatchLog::Expire(uint64_t now_ms) {
 
 void WatchLog::DropOldest(KeyLog& log) {
   log.base = log.events.front().event.version();
-  value_bytes_ -= log.events.front().event.value().size();
+  held_bytes_ -= EventBytes(log.events.front().event);
   log.events.pop_front();
 }
 
@@ -200,7 +246,7 @@ void WatchLog::ForgetLeastUsed() {
     return a.second.used_ms < b.second.used_ms;
   });
   if (oldest == keys_.end()) return;
-  for (const Event& e : oldest->second.events) value_bytes_ -= e.event.value().size();
+  for (const Event& e : oldest->second.events) held_bytes_ -= EventBytes(e.event);
   keys_.erase(oldest);
 }
 

@@ -72,13 +72,16 @@ bool WatchService::Collect(const std::string& key, uint64_t after, bool serving,
     return true;
   }
   // Only the owner's current state is worth a resync; elsewhere the watcher moves on.
-  if (a.resync && serving) {
-    ++ctx_.counters.watch_resyncs;
-    resp->set_code(wire::OK);
-    AddCurrent(key, wire::WatchEvent::RESYNC, resp);
-    return true;
-  }
-  return false;
+  if (!a.resync || !serving) return false;
+  wire::WatchResponse current;
+  AddCurrent(key, wire::WatchEvent::RESYNC, &current);
+  // A resync to the version the watcher has tells it nothing, and it would ask again at once
+  // (a key absent at version 0 whose history still led elsewhere looped so): it waits.
+  if (current.events(0).version() == after) return false;
+  ++ctx_.counters.watch_resyncs;
+  resp->set_code(wire::OK);
+  *resp->add_events() = std::move(*current.mutable_events(0));
+  return true;
 }
 
 void WatchService::AddCurrent(const std::string& key, wire::WatchEvent::Type type,
