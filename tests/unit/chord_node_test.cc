@@ -94,6 +94,17 @@ std::vector<std::string> JoinOneByOne(SimNetwork& net, int n, uint64_t gap_ms = 
   return addrs;
 }
 
+// Nodes 1..n joined through node 1, 50 ms apart (successor lists of 3), run until the ring
+// is ideal; its nodes in ring order, or none when it did not get there.
+std::vector<const ChordNode*> IdealRing(SimNetwork& net, int n) {
+  for (int i = 1; i <= n; ++i) {
+    net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
+    net.RunFor(50);
+  }
+  if (!net.RunUntil([&] { return IsIdeal(net, 3); }, 60000)) return {};
+  return net.LiveNodes();
+}
+
 wire::Envelope PutReq(const std::string& k, const std::string& v) {
   wire::Envelope e;
   e.mutable_put()->set_key(k);
@@ -347,12 +358,8 @@ TEST(ChordNodeTest, APredecessorRestartedButNotJoinedIsNotKept) {
   // is gone). It answers requests, yet it is no member: its successor must not keep it as
   // predecessor because something answered, or the range before it would have no owner.
   SimNetwork net(Net(8));
-  for (int i = 1; i <= 5; ++i) {
-    net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
-    net.RunFor(50);
-  }
-  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000));
-  const auto nodes = net.LiveNodes();
+  const auto nodes = IdealRing(net, 5);
+  ASSERT_EQ(nodes.size(), 5u);
   const std::string w = nodes[1]->self().addr;
   const std::string p = nodes[2]->self().addr;
   const std::string s = nodes[3]->self().addr;
@@ -374,12 +381,8 @@ TEST(ChordNodeTest, AMergeHintWhileThePredecessorIsUnknownDoesNotStretchTheRange
   // the merger's own probes name remembered members) must not make a member far round the
   // ring its predecessor: its range would then cover keys that others own.
   SimNetwork net(Net(8));
-  for (int i = 1; i <= 8; ++i) {
-    net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
-    net.RunFor(50);
-  }
-  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000));
-  const auto nodes = net.LiveNodes();
+  const auto nodes = IdealRing(net, 8);
+  ASSERT_EQ(nodes.size(), 8u);
   const std::string w = nodes[1]->self().addr;
   const std::string x = nodes[2]->self().addr;
   const std::string s = nodes[3]->self().addr;
@@ -417,12 +420,8 @@ TEST(ChordNodeTest, ANodeThatLeftAndCameBackIsAdoptedLaterByAnyNeighbour) {
   // crashes, Z becomes its successor and hears its notifies (no keys asked for now): Z must
   // take it as predecessor, not ignore it for good.
   SimNetwork net(Net(8));
-  for (int i = 1; i <= 3; ++i) {
-    net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
-    net.RunFor(50);
-  }
-  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000));
-  const auto nodes = net.LiveNodes();
+  const auto nodes = IdealRing(net, 3);
+  ASSERT_EQ(nodes.size(), 3u);
   const std::string z = nodes[0]->self().addr;
   const std::string a = nodes[1]->self().addr;
   const std::string b = nodes[2]->self().addr;
@@ -444,11 +443,7 @@ TEST(ChordNodeTest, ClientLookupsUnderWayAtOneNodeAreBounded) {
   // sending many while they are slow (here: the node is cut from the others, so each waits
   // out its timeouts) must not make the node hold them without bound.
   SimNetwork net(Net(8));
-  for (int i = 1; i <= 3; ++i) {
-    net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
-    net.RunFor(50);
-  }
-  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000));
+  ASSERT_EQ(IdealRing(net, 3).size(), 3u);
   const std::string x = Addr(1);
   const std::vector<Id> ids = SortedIds({Addr(1), Addr(2), Addr(3)});
   net.SetPartition(

@@ -55,8 +55,8 @@ std::optional<wire::WatchResponse> Watch(SimNetwork& net, const std::string& at,
   return r->watch_resp();
 }
 
-TEST(WatchSimTest, ANewOwnerMissingAPublishedChangeMakesWatchersResyncNotSkipIt) {
-  SimNetwork net(Net(21));
+// Four nodes joined through the first and settled; their (id, address) sorted by id.
+std::vector<std::pair<Id, std::string>> StartRing(SimNetwork& net) {
   std::vector<std::pair<Id, std::string>> ring;
   for (int i = 1; i <= 4; ++i) {
     net.AddNode(Addr(i), Config(), i == 1 ? "" : Addr(1));
@@ -64,12 +64,24 @@ TEST(WatchSimTest, ANewOwnerMissingAPublishedChangeMakesWatchersResyncNotSkipIt)
     net.RunFor(300);
   }
   net.RunFor(5000);
-  // Owner, its two replicas and the next node, from the sorted ids.
   std::sort(ring.begin(), ring.end());
-  const std::string key = "watched";
+  return ring;
+}
+
+// The address `i` places clockwise from `key`'s owner in `ring` (sorted by id).
+std::string Clockwise(const std::vector<std::pair<Id, std::string>>& ring, const std::string& key,
+                      size_t i) {
   size_t at = 0;
   while (at < ring.size() && ring[at].first < Id::Sha1(key)) ++at;
-  auto nth = [&](size_t i) { return ring[(at + i) % ring.size()].second; };
+  return ring[(at + i) % ring.size()].second;
+}
+
+TEST(WatchSimTest, ANewOwnerMissingAPublishedChangeMakesWatchersResyncNotSkipIt) {
+  SimNetwork net(Net(21));
+  const std::string key = "watched";
+  // Owner, its two replicas and the next node, from the sorted ids.
+  const std::vector<std::pair<Id, std::string>> ring = StartRing(net);
+  auto nth = [&](size_t i) { return Clockwise(ring, key, i); };
   const std::string owner = nth(0);
   const std::string next_owner = nth(1);
   const std::string last = nth(3);
@@ -133,19 +145,10 @@ TEST(WatchSimTest, AWriteOutrankedByAReplicasNewerRecordIsNeverShown) {
   // here, and the coordinator stamps the write again above it. The first stamp never was the
   // key's state: a watcher must not be shown it (nor the same value twice).
   SimNetwork net(Net(23));
-  std::vector<std::pair<Id, std::string>> ring;
-  for (int i = 1; i <= 4; ++i) {
-    net.AddNode(Addr(i), Config(), i == 1 ? "" : Addr(1));
-    ring.emplace_back(Id::Sha1(Addr(i)), Addr(i));
-    net.RunFor(300);
-  }
-  net.RunFor(5000);
-  std::sort(ring.begin(), ring.end());
   const std::string key = "watched";
-  size_t at = 0;
-  while (at < ring.size() && ring[at].first < Id::Sha1(key)) ++at;
-  const std::string owner = ring[at % ring.size()].second;
-  const std::string replica = ring[(at + 1) % ring.size()].second;
+  const std::vector<std::pair<Id, std::string>> ring = StartRing(net);
+  const std::string owner = Clockwise(ring, key, 0);
+  const std::string replica = Clockwise(ring, key, 1);
 
   const uint64_t v1 = Put(net, owner, key, "v1");
   ASSERT_NE(v1, 0u);
