@@ -213,15 +213,19 @@ void HandOver::HandleTransfer(ReplyToken from, const wire::Envelope& request) {
     return ctx_.out.Reply(from, request.request_id(), std::move(reply));
   }
   std::string first_refusal;
-  // The records this batch stored here (not refused, nor kept out by an equal or newer one):
-  // only their watch histories are taken.
+  // The records of this batch that this node now holds (stored, or held already as they are:
+  // a replica's copy on a leave), not refused nor kept out by a newer one: only their watch
+  // histories are taken.
   std::unordered_map<std::string_view, const wire::Record*> stored;
   stored.reserve(static_cast<size_t>(t.records_size()));
+  wire::Record kept;  // what StoreIfNewer kept instead (moved out when it equals the record)
   for (int i = 0; i < t.records_size(); ++i) {
     const wire::Record& rec = t.records(i);
     bool took = false;
-    Status s = ctx_.records.StoreIfNewer(Id::Sha1(rec.key()), rec, &took);
-    if (s.ok() && took) stored.emplace(rec.key(), &rec);
+    kept.Clear();
+    Status s = ctx_.records.StoreIfNewer(Id::Sha1(rec.key()), rec, &took, &kept);
+    const bool same = !took && kept.version() == rec.version() && kept.writer() == rec.writer();
+    if (s.ok() && (took || same)) stored.emplace(rec.key(), &rec);
     if (s.code() == Status::Code::kInvalidArgument) {
       // Outside the limits: not kept, and named in the answer, so that the sender keeps it.
       r->set_refused(r->refused() + 1);

@@ -107,10 +107,18 @@ Status RecordStore::Replace(const Id& key_id, const wire::Record& rec, const wir
     uint64_t prev_local = old != nullptr ? old->version() : 0;
     // A value past its expiry, not swept yet, is replaced: watchers see its expiry first, the
     // event every holder's sweeper makes of it (ExpirySweeper; published, as it needs no
-    // answer from the replicas), and this change follows on from that. (At the tombstone's
-    // very version, rarer than a clock one tick behind, the change follows the value itself.)
-    if (old != nullptr && !old->deleted() && old->expires_unix_ms() != 0 &&
-        old->expires_unix_ms() <= now_->wall_ms && rec.version() > old->version() + 1) {
+    // answer from the replicas), and this change follows on from that. The owner's clock
+    // decides whether the value had expired (its own writes); a replica follows the owner
+    // (the link the owner sent names the expiry's version), not its own clock, so that both
+    // keep one history. (At the tombstone's very version, a clock one tick behind, the change
+    // follows the value itself.)
+    const bool expired_value = old != nullptr && !old->deleted() && old->expires_unix_ms() != 0 &&
+                               rec.version() > old->version() + 1;
+    const bool show_expiry = expired_value && (link.kind == ChangeLink::Kind::kGiven
+                                                   ? link.prev == old->version() + 1
+                                                   : link.kind == ChangeLink::Kind::kLocal &&
+                                                         old->expires_unix_ms() <= now_->wall_ms);
+    if (show_expiry) {
       wire::Record expiry;
       expiry.set_key(rec.key());
       expiry.set_version(old->version() + 1);

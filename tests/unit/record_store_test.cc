@@ -266,6 +266,37 @@ TEST(RecordStoreTest, AStampedWriteOverAnUnsweptExpiryFollowsOnFromTheExpiry) {
   EXPECT_EQ(b.events[1].version(), v + 7);
 }
 
+// A replica keeps the history its owner keeps: the link the owner sends with a replicated
+// write says whether the owner showed the expiry first, whatever the replica's clock says.
+TEST(RecordStoreTest, AReplicaShowsAnExpiryBeforeAWriteExactlyWhenItsOwnerDid) {
+  const auto replicate = [](bool expired_here, uint64_t owner_prev) {
+    Fixture f;
+    const Id id = Id::Sha1("k");
+    const uint64_t v = (f.now.wall_ms << 16) + 5;
+    wire::Record lease = Rec("k", "held", v, "node-a");
+    lease.set_expires_unix_ms(expired_here ? f.now.wall_ms : f.now.wall_ms + 1000);
+    EXPECT_TRUE(f.store.Put(id, lease).ok());
+    f.watches.Watch("k", &lease, 0);
+    const wire::Record renewed = Rec("k", "renewed", v + 9, "node-a");
+    EXPECT_TRUE(f.records
+                    .StoreIfNewer(id, renewed, nullptr, nullptr,
+                                  ChangeLink{ChangeLink::Kind::kGiven, owner_prev, true})
+                    .ok());
+    std::vector<wire::WatchEvent::Type> types;
+    for (const auto& e : f.watches.Collect("k", v, 10, 1 << 20).events) types.push_back(e.type());
+    return types;
+  };
+  using T = std::vector<wire::WatchEvent::Type>;
+  const T put = {wire::WatchEvent::PUT};
+  const T expire_put = {wire::WatchEvent::EXPIRE, wire::WatchEvent::PUT};
+  const uint64_t v = (Fixture().now.wall_ms << 16) + 5;
+  // The owner renewed it in time (its link is the value), though it expired here since.
+  EXPECT_EQ(replicate(/*expired_here=*/true, v), put);
+  // The owner found it expired (its link is the expiry), though this clock says not yet.
+  EXPECT_EQ(replicate(/*expired_here=*/false, v + 1), expire_put);
+  EXPECT_EQ(replicate(/*expired_here=*/true, v + 1), expire_put);
+}
+
 TEST(RecordStoreTest, WhenTheStampTiesTheValueDecides) {
   Fixture f;
   const Id key_id = Id::Sha1("k");

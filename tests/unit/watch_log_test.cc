@@ -224,6 +224,22 @@ TEST(WatchLogTest, AWriteItsSenderHadNotPublishedMakesWatchersBehindItResync) {
   EXPECT_TRUE(All(new_owner, "k", 50).resync);
   EXPECT_TRUE(All(new_owner, "k", 60).events.empty());
   EXPECT_FALSE(All(new_owner, "k", 60).resync);
+  // A full history and a newer record: still at most kMaxEventsPerKey changes kept.
+  WatchLog full_owner;
+  const wire::Record zero = Put("f", 0, "");
+  full_owner.Watch("f", &zero, 0);
+  for (uint64_t v = 1; v <= WatchLog::kMaxEventsPerKey; ++v) {
+    full_owner.OnStored(Put("f", v, "x"), v - 1, ChangeLink{Kind::kLocal, 0, true}, v);
+  }
+  wire::WatchHistory full;
+  ASSERT_TRUE(full_owner.Export("f", 1 << 30, &full));
+  ASSERT_EQ(static_cast<size_t>(full.changes_size()), WatchLog::kMaxEventsPerKey);
+  WatchLog taker;
+  taker.Import(full, Put("f", WatchLog::kMaxEventsPerKey + 1, "late"), 1 << 20, 3);
+  EXPECT_EQ(All(taker, "f", 1).events.size(), WatchLog::kMaxEventsPerKey - 1);  // 2..1024
+  EXPECT_TRUE(All(taker, "f", WatchLog::kMaxEventsPerKey).resync);
+  EXPECT_EQ(taker.held_bytes(), WatchLog::kMaxEventsPerKey * (1 + WatchLog::kEventOverheadBytes) +
+                                    3);  // 1,023 values of "x" and "late"
   // A record no newer than the history adds nothing.
   WatchLog up_to_date;
   up_to_date.Import(h, Put("k", 50, "a"), 1 << 20, 2);

@@ -110,7 +110,7 @@ void NeighbourNotices::HandleLeave(ReplyToken from, const wire::Envelope& reques
   ctx_.out.Reply(from, request.request_id(), msg::EmptyAnswer(request));
   auto leaver = NodeRef::FromWire(request.leave().node());
   if (!leaver || !ctx_.ring.joined()) return;
-  if (verified) return ApplyLeave(*leaver, request.leave());
+  if (verified) return ApplyLeave(*leaver, request.leave(), /*verified=*/true);
   // Anyone could have sent this: act on it only if the leaver no longer says it is a member.
   Ask(kConfirmLeaver, Check{*leaver, *leaver, false, request.leave()});
 }
@@ -121,10 +121,11 @@ void NeighbourNotices::OnLeaverState(const Check& check, const wire::Envelope* r
                                   ", which answers that it is still a member");
     return;
   }
-  ApplyLeave(check.asked, check.leave);
+  ApplyLeave(check.asked, check.leave, /*verified=*/false);
 }
 
-void NeighbourNotices::ApplyLeave(const NodeRef& leaver, const wire::LeaveRequest& l) {
+void NeighbourNotices::ApplyLeave(const NodeRef& leaver, const wire::LeaveRequest& l,
+                                  bool verified) {
   RingState& ring = ctx_.ring;
   ctx_.Log(LogLevel::kInfo, leaver.Describe() + " is leaving the ring");
   ring.DropFinger(leaver);
@@ -135,9 +136,11 @@ void NeighbourNotices::ApplyLeave(const NodeRef& leaver, const wire::LeaveReques
   departed_.push_back(Departed{leaver.id, ctx_.now.mono_ms});  // in the order of their times
   if (departed_.size() > kMaxDeparted) departed_.pop_front();
   // Our predecessor, or cleared already (it answered not as a member: a node of an older
-  // build says nothing of leaving) with our range starting at it.
+  // build says nothing of leaving) with our range starting at it. In that second case only
+  // on the leaver's own word: a notice anyone could send, confirmed by a silent leaver, would
+  // otherwise move our range's start wherever its `predecessor` says.
   if ((ring.predecessor && *ring.predecessor == leaver) ||
-      (!ring.predecessor && ring.range_floor && *ring.range_floor == leaver.id)) {
+      (verified && !ring.predecessor && ring.range_floor && *ring.range_floor == leaver.id)) {
     // Its keys are already here; its predecessor will notify us shortly. Until then our range
     // starts where the leaver's did.
     auto leaver_pred = l.has_predecessor() ? NodeRef::FromWire(l.predecessor()) : std::nullopt;

@@ -47,7 +47,9 @@ class NeighbourNotices {
   void OnPredecessorPing(const Check& check, const wire::Envelope* response);
   void OnNotifierState(const Check& check, const wire::Envelope* response);
   void OnLeaverState(const Check& check, const wire::Envelope* response);
-  void ApplyLeave(const NodeRef& leaver, const wire::LeaveRequest& leave);
+  // `verified`: the notice is the leaver's own (its certificate), not only confirmed by its
+  // silence.
+  void ApplyLeave(const NodeRef& leaver, const wire::LeaveRequest& leave, bool verified);
   // The leaver's successor list merged into ours (it was our successor).
   void TakeLeaverSuccessors(const NodeRef& leaver, const wire::LeaveRequest& leave);
 

@@ -169,6 +169,7 @@ void WatchLog::Import(const wire::WatchHistory& history, const wire::Record& han
   }
   if (unpublished) log.events.push_back(std::move(*unpublished));  // unlinked
   held_bytes_ += bytes;
+  while (log.events.size() > kMaxEventsPerKey) DropOldest(log);
   changed_.push_back(history.key());
 }
 
