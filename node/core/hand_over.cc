@@ -247,8 +247,8 @@ void HandOver::HandleTransfer(ReplyToken from, const wire::Envelope& request) {
   }
   if (r->code() == wire::OK) {
     // Keys that watchers follow come with their recent changes: a watcher goes on here. Only
-    // the history of a key this batch stored counts, once: where this node kept its own
-    // record (equal or newer), a watcher polling here starts from that record. The batch's
+    // the history of a key this node now holds as handed over counts, once: where it kept a
+    // newer record of its own, a watcher polling here starts from that record. The batch's
     // keys are looked up in a map: scanning the records for each history made one message
     // quadratic work on the loop (a member's batch of 150,000 records and histories of other
     // keys stalled a node 87 s).
