@@ -4,7 +4,6 @@
 #include "tools/client/key_watcher.h"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "protocol/frame.h"
+#include "tests/integration/loopback_listener.h"
 
 namespace chord {
 namespace {
@@ -32,18 +32,13 @@ class ScriptedNode {
   using AnswerFn = std::function<wire::Envelope(const wire::Envelope&)>;
 
   explicit ScriptedNode(AnswerFn answer) : answer_(std::move(answer)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(fd_, 8) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    int port = 0;
+    fd_ = testing::ListenOnLoopback(&port);
+    if (fd_ < 0) {
       ADD_FAILURE() << "cannot listen on 127.0.0.1";
       return;
     }
-    addr_ = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+    addr_ = "127.0.0.1:" + std::to_string(port);
     thread_ = std::thread([this] { Serve(); });
   }
   ~ScriptedNode() {
