@@ -11,21 +11,26 @@
 
 namespace chord {
 
-// True when `response` is a GetState answer from `asked` itself, joined.
-inline bool AnswersAsMember(const wire::Envelope* response, const NodeRef& asked) {
-  if (response == nullptr || !response->has_get_state_resp()) return false;
+// The GetState answer in `response` if `asked` itself gave it, else null.
+inline const wire::GetStateResponse* StateFromItself(const wire::Envelope* response,
+                                                     const NodeRef& asked) {
+  if (response == nullptr || !response->has_get_state_resp()) return nullptr;
   const auto& s = response->get_state_resp();
   auto self = NodeRef::FromWire(s.self());
-  return s.joined() && self && *self == asked;
+  return self && *self == asked ? &s : nullptr;
+}
+
+// True when `response` is a GetState answer from `asked` itself, joined.
+inline bool AnswersAsMember(const wire::Envelope* response, const NodeRef& asked) {
+  const wire::GetStateResponse* s = StateFromItself(response, asked);
+  return s != nullptr && s->joined();
 }
 
 // True when `response` is a GetState answer from `asked` itself, joined or still handing its
 // keys on before it leaves: a predecessor that is leaving stays one until its leave notice.
 inline bool AnswersAsMemberOrLeaver(const wire::Envelope* response, const NodeRef& asked) {
-  if (response == nullptr || !response->has_get_state_resp()) return false;
-  const auto& s = response->get_state_resp();
-  auto self = NodeRef::FromWire(s.self());
-  return (s.joined() || s.leaving()) && self && *self == asked;
+  const wire::GetStateResponse* s = StateFromItself(response, asked);
+  return s != nullptr && (s->joined() || s->leaving());
 }
 
 }  // namespace chord
