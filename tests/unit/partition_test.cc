@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "node/core/chord_node.h"
+#include "node/core/membership/member_book.h"
 #include "protocol/id.h"
 #include "protocol/messages.h"
 #include "tests/unit/sim_test_options.h"
@@ -200,6 +201,51 @@ TEST(PartitionTest, ASplitRingHealsIntoOneAndKeepsEveryAcknowledgedWrite) {
   }
   std::printf("[ info ] worst time from heal to one ideal ring: %llu ms (stabilize 200 ms)\n",
               static_cast<unsigned long long>(worst_heal_ms));
+}
+
+// The member book bounds what a node remembers (MemberBook::kMaxMembers). A long partition
+// with churn on both sides (processes started on new addresses, joining, and crashing a little
+// later) fills every survivor's book with short-lived members of its own side. Those must not
+// push out the long-standing members across the cut: once the partition heals, they are the
+// only way the two rings find each other.
+TEST(PartitionTest, RingsMergeAfterAPartitionWithChurnOnBothSides) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    SimNetwork net(Net(seed));
+    const auto originals = StartRing(net, 6);
+    // Long-standing members: the ring runs as it is for a while before the cut.
+    net.RunFor(MemberBook::kEstablishedMs + 10'000);
+    // Side A: the first three originals and the fresh nodes of 10.0.3.x; side B the rest.
+    auto side_a = [&originals](const std::string& a) {
+      return a.rfind("10.0.3.", 0) == 0 || a == originals[0] || a == originals[1] ||
+             a == originals[2];
+    };
+    net.SetPartition(
+        [side_a](const std::string& a, const std::string& b) { return side_a(a) != side_a(b); });
+    // On each side, more short-lived members than a book holds: each joins through an
+    // original of its side, stays long enough to be named in its neighbours' lists, and
+    // crashes.
+    const int fresh = static_cast<int>(MemberBook::kMaxMembers) + 8;
+    for (int i = 1; i <= fresh; ++i) {
+      const std::string a = "10.0.3." + std::to_string(i) + ":4000";
+      const std::string b = "10.0.4." + std::to_string(i) + ":4000";
+      net.AddNode(a, Config(), originals[static_cast<size_t>(i) % 3]);
+      net.AddNode(b, Config(), originals[3 + static_cast<size_t>(i) % 3]);
+      net.RunFor(2'000);
+      net.Crash(a);
+      net.Crash(b);
+    }
+    net.RunFor(5'000);
+    for (const ChordNode* x : net.LiveNodes()) {
+      for (const NodeRef& s : x->successors()) {
+        ASSERT_EQ(side_a(x->self().addr), side_a(s.addr)) << "seed " << seed << ": not split";
+      }
+    }
+    net.SetPartition(nullptr);
+    std::string why;
+    EXPECT_TRUE(
+        net.RunUntil([&] { return sim::IsIdealRing(net, Config().successors, &why); }, 60'000))
+        << "seed " << seed << ": still two rings after the heal: " << why;
+  }
 }
 
 }  // namespace

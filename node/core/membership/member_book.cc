@@ -22,6 +22,7 @@ void MemberBook::Load() {
   for (std::string addr; std::getline(in, addr);) {
     if (!addr.empty()) Saw(NodeRef::ForAddress(addr));
   }
+  for (Entry& e : entries_) e.kept = true;
   dirty_ = false;
 }
 
@@ -46,12 +47,16 @@ void MemberBook::Saw(const NodeRef& n) {
     return;
   }
   if (entries_.size() >= kMaxMembers) {
-    auto oldest =
-        std::min_element(entries_.begin(), entries_.end(),
-                         [](const Entry& a, const Entry& b) { return a.seen_ms < b.seen_ms; });
-    entries_.erase(oldest);
+    // Newcomers go before established members, each group least recently heard from first.
+    auto first_out =
+        std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+          const bool a_est = a.established();
+          const bool b_est = b.established();
+          return a_est != b_est ? b_est : a.seen_ms < b.seen_ms;
+        });
+    entries_.erase(first_out);
   }
-  entries_.push_back(Entry{n, ctx_.now.mono_ms});
+  entries_.push_back(Entry{n, ctx_.now.mono_ms, ctx_.now.mono_ms});
   dirty_ = true;
 }
 

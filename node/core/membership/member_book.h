@@ -1,6 +1,10 @@
 // MemberBook: the ring members this node has heard from (successors, predecessors, notifiers,
-// the addresses it joined through), at most kMaxMembers, the least recently heard from going
-// first. It is kept in the store's meta value "members", so a restarted node remembers them.
+// the addresses it joined through), at most kMaxMembers. When it is full, a member heard from
+// for less than kEstablishedMs goes first (the least recently heard from of those), and only
+// then the least recently heard from of the established ones: churn during a partition (short
+// lives on new addresses) then cannot push out the long-standing members across the cut. It is
+// kept in the store's meta value "members", so a restarted node remembers them (as established
+// members: they were kept by an earlier life).
 // Nothing in Zave's protocol ever contacts a member that has been dropped as dead; after a
 // partition both sides have dropped each other, so the RingMerger probes the members of this
 // book that are not among the node's current neighbours, now and then. The node's thread.
@@ -21,6 +25,8 @@ namespace chord {
 class MemberBook {
  public:
   static constexpr size_t kMaxMembers = 64;
+  // How long a member must have been heard from (first to last time) to be established.
+  static constexpr uint64_t kEstablishedMs = 10 * 60 * 1000;
 
   explicit MemberBook(NodeContext& ctx) : ctx_(ctx) {}
 
@@ -43,7 +49,10 @@ class MemberBook {
  private:
   struct Entry {
     NodeRef node;
-    uint64_t seen_ms = 0;
+    uint64_t first_ms = 0;  // first heard from in this life
+    uint64_t seen_ms = 0;   // last heard from
+    bool kept = false;      // loaded from an earlier life's book
+    bool established() const { return kept || seen_ms - first_ms >= kEstablishedMs; }
   };
 
   NodeContext& ctx_;
