@@ -1,7 +1,7 @@
 // RequestBudget: the bytes of data requests a ChordNode holds while they are under way (a
 // client's request waiting for its key's owner, a direct request waiting for the replicas),
-// so that what peers can make a node hold at once is bounded. A request is charged its key
-// and value and a fixed share for the operation that carries it, from when the node takes it
+// so that what peers can make a node hold at once is bounded. A request is charged its encoded
+// size and a fixed share for the operation that carries it, from when the node takes it
 // on until it is answered. While the charges reach the limit, new requests are answered
 // UNAVAILABLE at once (so a node holds at most the limit and one request more). A node's own
 // are in its NodeContext; a process with vnodes shares one pair (NodeRuntime). The
@@ -27,13 +27,10 @@ class RequestBudget {
   // owner) when it may hold `max_in_flight` bytes of requests under way.
   static size_t HalfLimit(size_t max_in_flight) { return max_in_flight / 2; }
 
-  // The charge for `request` (a get, put or delete).
+  // The charge for `request` (a get, put or delete): all of its encoded size, fields this build
+  // does not know included (a parsed message keeps them, and a request passed on carries them).
   static size_t CostOf(const wire::Envelope& request) {
-    size_t bytes = kPerRequestBytes;
-    if (request.has_put()) bytes += request.put().key().size() + request.put().value().size();
-    if (request.has_get()) bytes += request.get().key().size();
-    if (request.has_del()) bytes += request.del().key().size();
-    return bytes;
+    return kPerRequestBytes + request.ByteSizeLong();
   }
   // Whether new requests must be refused.
   bool Full() const { return held_ >= limit_; }

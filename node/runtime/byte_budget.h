@@ -13,9 +13,10 @@ class ByteBudget {
  public:
   explicit ByteBudget(size_t limit) : limit_(limit) {}
 
-  // Takes `n` more bytes; false (and nothing taken) when that would pass the limit.
+  // Takes `n` more bytes; false (and nothing taken) when that would pass the limit, or when a
+  // Take has already passed it.
   bool Charge(size_t n) {
-    if (n > limit_ - used_) return false;
+    if (used_ > limit_ || n > limit_ - used_) return false;
     used_ += n;
     return true;
   }

@@ -3,6 +3,7 @@
 // recovery and determinism. Expected states are computed here from the sorted node ids.
 #include "node/core/chord_node.h"
 
+#include <google/protobuf/unknown_field_set.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "node/core/lookup.h"
+#include "node/core/request_budget.h"
+#include "protocol/messages.h"
 #include "tests/unit/sim_test_options.h"
 #include "tools/sim/sim_network.h"
 
@@ -468,6 +471,42 @@ TEST(ChordNodeTest, ClientLookupsUnderWayAtOneNodeAreBounded) {
   ASSERT_TRUE(net.RunUntil([&] { return answered == sent; }, 60000)) << answered;
   EXPECT_GE(refused, 1u);
   EXPECT_LE(refused, sent - 1);
+}
+
+TEST(ChordNodeTest, FieldsTheNodeDoesNotKnowCountInWhatARequestHolds) {
+  // A parsed request keeps the fields this build does not know, and one passed on to its
+  // key's owner carries them: a client's gets padded with 1 MiB of such a field each, waiting
+  // for owners the node cannot reach, must be charged for it and refused once the node holds
+  // its limit of requests, not held by the hundred at 512 bytes each.
+  SimNetwork net(Net(9));
+  ASSERT_EQ(IdealRing(net, 3).size(), 3u);
+  const std::string x = Addr(1);
+  const std::vector<Id> ids = SortedIds({Addr(1), Addr(2), Addr(3)});
+  net.SetPartition(
+      [x](const std::string& from, const std::string& to) { return (from == x) != (to == x); });
+  const std::string padding(1 << 20, 'p');
+  const size_t sent = 64;  // 64 MiB against the 16 MiB a node's coordinated requests may hold
+  size_t answered = 0, shed = 0;
+  for (size_t i = 0, n = 0; n < sent && i < 100 * sent; ++i) {
+    const std::string key = "key-" + std::to_string(i);
+    if (SuccessorOf(Id::Sha1(key), ids) == Id::Sha1(x)) continue;  // owned by x itself
+    ++n;
+    wire::Envelope e = msg::Get(key);
+    e.GetReflection()->MutableUnknownFields(&e)->AddLengthDelimited(1000, padding);
+    ASSERT_GT(e.ByteSizeLong(), padding.size());
+    net.ClientCall(x, std::move(e), 60000, [&](const wire::Envelope* r) {
+      if (r == nullptr || !r->has_data_resp()) return;
+      ++answered;
+      if (r->data_resp().code() == wire::UNAVAILABLE &&
+          r->data_resp().error().find("of requests under way") != std::string::npos) {
+        ++shed;
+      }
+    });
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return answered == sent; }, 60000)) << answered;
+  const size_t limit = RequestBudget::HalfLimit(FastConfig(3).max_request_bytes_in_flight);
+  EXPECT_GE(shed, sent - (limit >> 20) - 1);
+  EXPECT_LE(shed, sent - 1);
 }
 
 TEST(ChordNodeTest, SameSeedSameRun) {
