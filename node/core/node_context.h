@@ -68,6 +68,10 @@ struct NodeContext {
   }
   std::mt19937_64 rng;
 
+  // A version for a write this node stamps (RecordStore::NextVersion).
+  uint64_t NextVersion() {
+    return records.NextVersion([this](const std::string& e) { Log(LogLevel::kWarn, e); });
+  }
   const NodeRef& self() const { return ring.self; }
   LedgerStore* store() const { return records.store(); }
   void Log(LogLevel level, std::string text) { out.Log(level, std::move(text)); }

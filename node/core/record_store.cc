@@ -1,5 +1,6 @@
 #include "node/core/record_store.h"
 
+#include <cstdlib>
 #include <string_view>
 #include <unordered_set>
 
@@ -58,7 +59,13 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
     // Last writer wins, with a tie-break every node applies alike.
     const bool same_version_other_writer =
         new_version && old.version() == rec.version() && old.writer() != rec.writer();
-    if (!RecordNewer(rec, old) || same_version_other_writer) {
+    // Every node expires a record by its own clock (its ExpirySweeper): the expiry of this
+    // very record from a node whose clock is ahead (by anti-entropy, a repair, a clean-up
+    // walk) waits until this node's clock has reached it too.
+    const bool early_expiry = rec.deleted() && rec.expired() && !old.deleted() &&
+                              old.expires_unix_ms() != 0 && rec.version() == old.version() + 1 &&
+                              rec.writer() == old.writer() && now_->wall_ms < old.expires_unix_ms();
+    if (!RecordNewer(rec, old) || same_version_other_writer || early_expiry) {
       // The record kept goes back whole (a replica sends it to the owner).
       if (kept == nullptr) return Status::Ok();
       if (!whole) return store_->Get(key_id, rec.key(), kept);
@@ -86,7 +93,7 @@ Status RecordStore::StoreStamped(const Id& key_id, wire::Record* rec, const Id& 
   const bool over_expiry = found && !old.deleted() && old.expires_unix_ms() != 0 &&
                            old.expires_unix_ms() <= now_->wall_ms;
   if (found) clock_->Observe(over_expiry ? old.version() + 1 : old.version());
-  rec->set_version(clock_->Next(now_->wall_ms));
+  rec->set_version(NextVersion(nullptr));
   rec->set_writer(reinterpret_cast<const char*>(writer.bytes().data()), Id::kBytes);
   if (std::string problem = RecordProblem(*rec); !problem.empty()) {
     return Status::InvalidArgument(std::move(problem));
@@ -177,7 +184,36 @@ Result<LedgerTally> RecordStore::Tally(const Id& from, const Id& to) const {
   return store_->Tally(from, to);
 }
 
+namespace {
+
+constexpr const char* kVersionLeaseMeta = "version-lease";
+
+}  // namespace
+
+uint64_t RecordStore::NextVersion(const std::function<void(const std::string&)>& log) {
+  const uint64_t v = clock_->Next(now_->wall_ms);
+  if (v < version_lease_) return v;
+  // The stored lease is shared by the vnodes of a process (one store): it only ever grows.
+  uint64_t lease = v + (kVersionLeaseMs << 16);
+  std::string text;
+  if (store_->GetMeta(kVersionLeaseMeta, &text).ok()) {
+    lease = std::max<uint64_t>(lease, std::strtoull(text.c_str(), nullptr, 10));
+  }
+  if (Status s = store_->PutMeta(kVersionLeaseMeta, std::to_string(lease)); !s.ok()) {
+    if (log) log("cannot keep the lease of write versions: " + s.message());
+    return v;
+  }
+  version_lease_ = lease;
+  return v;
+}
+
 Status RecordStore::ObserveAllVersions(const KeyRange& expiries) {
+  std::string lease;
+  if (Status s = store_->GetMeta(kVersionLeaseMeta, &lease); s.ok()) {
+    clock_->Observe(std::strtoull(lease.c_str(), nullptr, 10));
+  } else if (!s.IsNotFound()) {
+    return s;
+  }
   auto observe = [this, &expiries](const Id& id, const wire::Record& rec) {
     clock_->Observe(rec.version());
     if (!rec.deleted() && rec.expires_unix_ms() != 0 &&

@@ -10,6 +10,7 @@
 #define CHORD_NODE_CORE_RECORD_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,7 +89,16 @@ class RecordStore {
   // ledger, scanning at most the two edge arcs.
   // The store's error when it cannot be read.
   [[nodiscard]] Result<LedgerTally> Tally(const Id& from, const Id& to) const;
-  // Versions continue above everything stored (a restart on the same data); also fills the
+  // A new version for a write this node stamps: above every version seen, at least the wall
+  // clock's. Every version handed out stays below a lease kept in the store's meta value
+  // "version-lease", kVersionLeaseMs ahead and written again when a version reaches it, so a
+  // restart (ObserveAllVersions) continues above every version handed out before, including
+  // those of writes stored only elsewhere and a wall clock set back meanwhile. A lease the
+  // store cannot keep is logged (kWarn through `log`) and tried again at the next version.
+  uint64_t NextVersion(const std::function<void(const std::string&)>& log);
+  static constexpr uint64_t kVersionLeaseMs = 200;
+  // Versions continue above everything stored (a restart on the same data) and above the
+  // lease of versions handed out (NextVersion); also fills the
   // expiry index from the records in `expiries` that carry an expiry (the keys this ring
   // position accounts for: vnodes share the store), and the store's ledger when no vnode
   // sharing the store has filled it yet (the same scan).
@@ -104,6 +114,7 @@ class RecordStore {
 
   LedgerStore* store_;
   VersionClock* clock_;
+  uint64_t version_lease_ = 0;  // versions below it are covered by the stored lease
   const NodeConfig* config_;
   const Clock* now_;
   WatchLog* watches_;

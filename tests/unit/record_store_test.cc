@@ -379,5 +379,30 @@ TEST(RecordStoreTest, AStampedWriteThatIsWrongStoresNothing) {
   EXPECT_TRUE(f.store.Get(Id::Sha1(long_key), long_key, &stored).IsNotFound());
 }
 
+// A coordinator stamps a write it does not hold (the key's holders are elsewhere) just above a
+// version it took from another node's clock, ahead of its own; it restarts on the same store at
+// once. Its versions must go on above the one it handed out, or its next write of the key could
+// carry the same version and writer as the acknowledged one and be taken for it.
+TEST(RecordStoreTest, VersionsAfterARestartStayAboveEveryVersionHandedOutBefore) {
+  Fixture f;
+  const uint64_t ahead = (f.now.wall_ms + 1'500) << 16;  // another node's clock, 1.5 s ahead
+  ASSERT_TRUE(f.records.StoreIfNewer(Id::Sha1("other"), Rec("other", "x", ahead, "node-x")).ok());
+  const uint64_t handed = f.records.NextVersion(nullptr);
+  EXPECT_GT(handed, ahead);
+  for (int i = 0; i < 1000; ++i) (void)f.records.NextVersion(nullptr);
+  const uint64_t last = f.records.NextVersion(nullptr);
+
+  // The restart: a new clock and record store over the same data, the wall clock where it
+  // was, and then set back by a minute.
+  for (const uint64_t wall : {f.now.wall_ms, f.now.wall_ms - 60'000}) {
+    VersionClock clock;
+    WatchLog watches;
+    Clock now{5, wall};
+    RecordStore records{&f.store, &clock, &f.config, &now, &watches};
+    ASSERT_TRUE(records.ObserveAllVersions(KeyRange{Id(), Id()}).ok());
+    EXPECT_GT(records.NextVersion(nullptr), last) << "wall " << wall;
+  }
+}
+
 }  // namespace
 }  // namespace chord

@@ -1120,6 +1120,41 @@ TEST(ReplicationTest, AFirstReplicaKeepsTheOwnerItConfirmedThoughItsPingsGoUnans
   }
 }
 
+TEST(ReplicationTest, ReplicasWhoseClocksAreAheadDoNotExpireTheOwnersRecordThroughRepair) {
+  // Each node expires a record by its own clock. Replicas whose clocks run 1.5 s ahead (within
+  // the allowed skew) expire a record with a time to live before its owner does; anti-entropy
+  // and the clean-up walk must not carry their expiry into the owner's store early, where it
+  // would end the record by their clocks: a renewal of its version would then be refused and a
+  // get at the owner answer NOT_FOUND while the owner's clock says it still lives.
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    SimNetwork net(Net(seed));
+    const std::vector<std::string> addrs = StartRing(net, 4);
+    const std::string t = "lease";
+    const auto order = ClockwiseFromOwner(t, addrs);
+    net.SetWallSkew(order[1], 1'500);
+    net.SetWallSkew(order[2], 1'500);
+    wire::Envelope with_ttl;
+    with_ttl.mutable_put()->set_key(t);
+    with_ttl.mutable_put()->set_value("held");
+    with_ttl.mutable_put()->set_ttl_ms(5'000);
+    auto put = DataCall(net, order[0], std::move(with_ttl));
+    ASSERT_TRUE(put && put->code() == wire::OK) << (put ? put->error() : "no answer");
+    // Owner time: 4.6 s of the 5 s gone; the replicas expired it about 1 s ago, and a round of
+    // anti-entropy (every 1 s) has compared their ranges since.
+    net.RunFor(4'600);
+    wire::Record rec;
+    for (const auto& r : {order[1], order[2]}) {
+      ASSERT_TRUE(net.store(r)->Get(Id::Sha1(t), t, &rec).ok()) << r;
+      ASSERT_TRUE(rec.deleted()) << "seed " << seed << ": " << r << " has not expired it";
+    }
+    ASSERT_TRUE(net.store(order[0])->Get(Id::Sha1(t), t, &rec).ok());
+    EXPECT_FALSE(rec.deleted()) << "seed " << seed << ": the owner took the replicas' expiry";
+    auto renewed = PutIf(net, order[0], t, "renewed", /*if_absent=*/false, put->version());
+    ASSERT_TRUE(renewed) << "seed " << seed;
+    EXPECT_EQ(renewed->code(), wire::OK) << "seed " << seed << ": " << renewed->error();
+  }
+}
+
 TEST(ReplicationTest, ANewerTombstoneOnTheReplicasDecidesButTheirClocksDoNotExpireTheOwners) {
   // The replicas' newest record decides a condition when it is newer than the owner's, a
   // deletion included. But a replica whose clock is ahead answers the owner's own record with

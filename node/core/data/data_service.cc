@@ -75,7 +75,7 @@ void DataService::HandleRequest(ReplyToken from, wire::Envelope&& request) {
 
 void DataService::Stamp(DataOp& op) {
   if (op.request.has_get()) return;
-  const uint64_t version = ctx_.versions.Next(ctx_.now.wall_ms);
+  const uint64_t version = ctx_.NextVersion();
   const auto& writer = ctx_.self().id.bytes();
   const auto stamp = [&](auto* body) {
     body->set_version(version);

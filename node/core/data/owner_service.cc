@@ -137,13 +137,13 @@ bool OwnerService::Conditioned(const wire::Envelope& request, std::optional<wire
   // against this one.
   if (ConditionOf(request).any() && !retry && have && record->version() <= current.version()) {
     ctx_.versions.Observe(current.version());
-    record->set_version(ctx_.versions.Next(ctx_.now.wall_ms));
+    record->set_version(ctx_.NextVersion());
     record->set_writer(ctx_.self().id.ToBytes());
   }
   if (request.has_put() && request.put().ttl_ms() != 0) {
     if (record->version() == 0) {  // a direct request from a client: versioned here
       if (have) ctx_.versions.Observe(current.version());
-      record->set_version(ctx_.versions.Next(ctx_.now.wall_ms));
+      record->set_version(ctx_.NextVersion());
       record->set_writer(ctx_.self().id.ToBytes());
     }
     // Every holder stores the same expiry: it is part of the record.
