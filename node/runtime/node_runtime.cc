@@ -13,6 +13,7 @@
 #include "node/runtime/loop_service.h"
 #include "node/runtime/net_address.h"
 #include "node/runtime/prometheus_text.h"
+#include "node/runtime/read_backlog.h"
 #include "node/runtime/signal_watcher.h"
 #include "node/runtime/tcp_connection.h"
 #include "node/runtime/tcp_listener.h"
@@ -57,7 +58,7 @@ const char* SignalName(int signum) {
 TcpConnection::Options MakeConnectionOptions(const RuntimeOptions& options, const TlsContext* tls,
                                              ByteBudget* input, ByteBudget* output,
                                              ByteBudget* member_input, ByteBudget* member_output,
-                                             WriteGather* gather) {
+                                             WriteGather* gather, ReadBacklog* backlog) {
   TcpConnection::Options out;
   out.max_frame_bytes = options.max_frame_bytes;
   out.client_max_frame_bytes = options.client_max_frame_bytes;
@@ -68,6 +69,7 @@ TcpConnection::Options MakeConnectionOptions(const RuntimeOptions& options, cons
   out.member_input_budget = member_input;
   out.member_output_budget = member_output;
   out.gather = gather;
+  out.backlog = backlog;
   return out;
 }
 
@@ -149,6 +151,9 @@ Status NodeRuntime::Start() {
   if (!s.ok()) return s;
   gather_ = std::make_unique<WriteGather>();
   s = gather_->Start(loop_.get());
+  if (!s.ok()) return s;
+  backlog_ = std::make_unique<ReadBacklog>();
+  s = backlog_->Start(loop_.get());
   if (!s.ok()) return s;
 
   auto listener = TcpListener::Listen(
@@ -344,6 +349,7 @@ void NodeRuntime::Stop() {
   for (auto& [addr, out] : outbound) out.conn->Close();
   if (timers_ != nullptr) timers_->Close();
   if (gather_ != nullptr) gather_->Close();
+  if (backlog_ != nullptr) backlog_->Close();
 }
 
 void NodeRuntime::Shutdown() {
@@ -444,7 +450,8 @@ void NodeRuntime::SendRequest(size_t i, const std::string& ring_addr, wire::Enve
     TcpConnection* conn = TcpConnection::Connect(
         loop_.get(), *sockaddr, addr, next_connection_id_++,
         MakeConnectionOptions(options_, tls_.get(), &input_budget_, &output_budget_,
-                              &member_input_budget_, &member_output_budget_, gather_.get()),
+                              &member_input_budget_, &member_output_budget_, gather_.get(),
+                              backlog_.get()),
         &error);
     if (conn == nullptr) {
       Log(LogLevel::kDebug, "cannot connect to " + addr + ": " + error);
@@ -529,7 +536,8 @@ void NodeRuntime::OnAccept(uv_stream_t* server) {
   TcpConnection* conn = TcpConnection::Accept(
       server, next_connection_id_++,
       MakeConnectionOptions(options_, tls_.get(), &input_budget_, &output_budget_,
-                            &member_input_budget_, &member_output_budget_, gather_.get()),
+                            &member_input_budget_, &member_output_budget_, gather_.get(),
+                            backlog_.get()),
       &error);
   if (conn == nullptr) {
     Log(LogLevel::kWarn, error);

@@ -46,6 +46,7 @@ struct uv_stream_s;
 namespace chord {
 
 class LoopService;
+class ReadBacklog;
 class SignalWatcher;
 class TcpConnection;
 class WriteGather;
@@ -226,6 +227,7 @@ class NodeRuntime final {
 
   std::unique_ptr<TimerQueue> timers_;
   std::unique_ptr<WriteGather> gather_;  // flushes the connections' frames once per loop turn
+  std::unique_ptr<ReadBacklog> backlog_;  // gives each connection its turn of frames
   std::unique_ptr<SignalWatcher> signals_;
   TcpListener* listener_ = nullptr;  // deletes itself once closed
   std::vector<std::unique_ptr<LoopService>> services_;

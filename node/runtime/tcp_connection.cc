@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "node/runtime/net_address.h"
+#include "node/runtime/read_backlog.h"
 #include "node/runtime/write_gather.h"
 
 namespace chord {
@@ -241,6 +242,7 @@ void TcpConnection::ReleaseBudgets() {
 void TcpConnection::Close(const Status& why) {
   if (closing_) return;
   LeaveGather();
+  LeaveBacklog();
   closing_ = true;
   // What this turn gathered goes out as it would have without gathering: as far as the socket
   // takes it at once (a reply followed by a close, say); the rest is dropped with the socket.
@@ -257,6 +259,7 @@ void TcpConnection::Abort(const Status& why) {
   if (closing_) return;
   if (connected_) {
     LeaveGather();
+    LeaveBacklog();
     closing_ = true;
     pending_.clear();
     gathered_.clear();
@@ -274,6 +277,7 @@ void TcpConnection::Abort(const Status& why) {
 
 void TcpConnection::Discard() {
   LeaveGather();
+  LeaveBacklog();
   closing_ = true;
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &TcpConnection::OnClosed);
 }
@@ -382,7 +386,15 @@ void TcpConnection::Deliver(std::string_view plain) {
   wire::Envelope envelope;
   bool more = true;
   bool completed = false;
+  size_t frames = 0;
   while (more && !closing_) {
+    if (frames == ReadBacklog::kMaxFramesPerTurn && options_.backlog != nullptr &&
+        options_.backlog->Hold(this)) {
+      // The rest waits for the next turn, and reading with it: the other connections first.
+      uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+      held_back_ = true;
+      break;
+    }
     switch (decoder_.Next(&envelope)) {
       case FrameDecoder::Result::kNeedMore:
         more = false;
@@ -392,6 +404,7 @@ void TcpConnection::Deliver(std::string_view plain) {
       case FrameDecoder::Result::kFrame:
         last_frame_ms_ = uv_now(loop_);
         completed = true;
+        ++frames;
         if (on_frame_) on_frame_(this, std::move(envelope));  // Next parses into it afresh
         break;
     }
@@ -413,6 +426,20 @@ void TcpConnection::Deliver(std::string_view plain) {
   }
   if (buffered < input_charged_) input_budget_->Release(input_charged_ - buffered);
   input_charged_ = buffered;
+}
+
+void TcpConnection::DeliverHeldBack() {
+  held_back_ = false;
+  if (closing_) return;
+  Deliver({});
+  if (closing_ || held_back_) return;
+  std::string error;
+  if (!StartReading(&error)) Close(Status::IoError(error));
+}
+
+void TcpConnection::LeaveBacklog() {
+  if (held_back_ && options_.backlog != nullptr) options_.backlog->Remove(this);
+  held_back_ = false;
 }
 
 void TcpConnection::OnWrite(uv_write_t* req, int status) {

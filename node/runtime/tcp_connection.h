@@ -36,6 +36,7 @@
 
 namespace chord {
 
+class ReadBacklog;
 class WriteGather;
 
 class TcpConnection {
@@ -52,6 +53,8 @@ class TcpConnection {
     ByteBudget* member_input_budget = nullptr;
     ByteBudget* member_output_budget = nullptr;
     WriteGather* gather = nullptr;  // null: every frame is written at once
+    // Null: every complete frame a read brings is delivered at once (ReadBacklog).
+    ReadBacklog* backlog = nullptr;
   };
   // Called once the TLS handshake has told who the peer is (never in the clear).
   using EstablishedFn = std::function<void(TcpConnection* conn)>;
@@ -98,6 +101,9 @@ class TcpConnection {
   // after we have given up on it. Otherwise like Close.
   void Abort(const Status& why);
 
+  // Delivers the next frames held back for this turn (the ReadBacklog calls it), and reads
+  // again once none is left.
+  void DeliverHeldBack();
   // Writes the frames gathered in this turn (the WriteGather calls it).
   void Flush();
 
@@ -133,6 +139,8 @@ class TcpConnection {
   void StartWrite(std::string_view data);
   // Stops taking part in the gather (closing).
   void LeaveGather();
+  // Leaves the read backlog, if held there (closing).
+  void LeaveBacklog();
   // Closing: writes what the socket takes of the gathered frames now, without a request.
   void TryWriteNow();
   // Sends one frame on a connected connection (through TLS when on).
@@ -175,6 +183,7 @@ class TcpConnection {
   std::deque<std::string> pending_;  // frames written before the connection was up
   std::string gathered_;             // frames of this turn, not yet flushed (in the clear)
   bool in_gather_ = false;           // registered with options_.gather for this turn
+  bool held_back_ = false;           // not reading: held in options_.backlog with frames
   size_t pending_bytes_ = 0;         // their size
   size_t queued_bytes_ = 0;          // bytes handed to uv_write, not yet written
   size_t input_charged_ = 0;         // of options_.input_budget, for the decoder's buffer

@@ -1,11 +1,16 @@
 // Multi-process robustness test: hostile or idle TCP peers must not stop a chord-node from
 // serving everyone else. Raw sockets speak to the node directly, bypassing the client.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "protocol/frame.h"
+#include "protocol/messages.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/raw_connection.h"
 #include "tools/client/chord_client.h"
@@ -109,6 +114,71 @@ TEST_F(RobustnessTest, HostileAndIdleConnectionsDoNotStopTheNode) {
   for (NodeProcess* node : cluster().nodes()) {
     EXPECT_TRUE(node->IsRunning()) << node->addr() << " died";
   }
+}
+
+// One connection's pipelined requests must take turns with the other connections rather than
+// hold the node until they are all served. A client sends 20 puts of one key, 1 .. 20, each
+// followed by 300 status requests (each reads the node's counts and /proc), in one write (one
+// read of the node's); another client's get of that key, sent right after, must be answered
+// between two of the flood's turns: with a value below 20. Every request of the flood is still
+// answered, in order, and the last put stays.
+TEST_F(RobustnessTest, APipelinedFloodOnOneConnectionTakesTurnsWithTheOthers) {
+  NodeProcess* node = cluster().StartNode(WithReplicas(FastNodes(), 1));
+  ASSERT_NE(node, nullptr);
+  constexpr int kPuts = 20;
+  constexpr int kStatusPerPut = 300;
+  const std::string key = "taking turns";
+  std::string flood;
+  uint64_t id = 0;
+  std::vector<uint64_t> put_ids;
+  for (int i = 1; i <= kPuts; ++i) {
+    wire::Envelope put = msg::Put(key, std::to_string(i));
+    put.set_request_id(++id);
+    put_ids.push_back(id);
+    ASSERT_TRUE(EncodeFrame(put, &flood));
+    for (int j = 0; j < kStatusPerPut; ++j) {
+      wire::Envelope status;
+      status.mutable_status();
+      status.set_request_id(++id);
+      ASSERT_TRUE(EncodeFrame(status, &flood));
+    }
+  }
+  ASSERT_LT(flood.size(), size_t{64} << 10);  // one read of the node's
+  ChordClient other(node->addr());
+  ASSERT_TRUE(IsOk(other.Put("warm-up", "x")));  // its connection is open
+  RawConnection flooder;
+  std::string error;
+  ASSERT_TRUE(flooder.Connect(node->port(), &error)) << error;
+  ASSERT_EQ(flooder.Send(flood), flood.size());
+  auto got = other.Get(key);
+  ASSERT_TRUE(IsOk(got) || got->code() == wire::NOT_FOUND) << Describe(got);
+  const int seen = IsOk(got) ? std::stoi(got->value()) : 0;
+  EXPECT_LT(seen, kPuts) << "the get waited for the whole flood";
+
+  // The flood's answers: every request, in order, the puts acknowledged.
+  FrameDecoder decoder;
+  wire::Envelope reply;
+  uint64_t answered = 0;
+  char buf[65536];
+  for (int guard = 0; answered < id && guard < 100000; ++guard) {
+    pollfd pfd{flooder.fd(), POLLIN, 0};
+    if (::poll(&pfd, 1, 10000) <= 0) break;
+    const ssize_t n = ::recv(flooder.fd(), buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    decoder.Feed(std::string_view(buf, static_cast<size_t>(n)));
+    while (decoder.Next(&reply) == FrameDecoder::Result::kFrame) {
+      ++answered;
+      EXPECT_EQ(reply.request_id(), answered);
+      if (std::find(put_ids.begin(), put_ids.end(), reply.request_id()) != put_ids.end()) {
+        EXPECT_EQ(reply.data_resp().code(), wire::OK) << reply.data_resp().error();
+      }
+    }
+  }
+  EXPECT_EQ(answered, id);
+  auto last = other.Get(key);
+  ASSERT_TRUE(IsOk(last)) << Describe(last);
+  EXPECT_EQ(last->value(), std::to_string(kPuts));
+  EXPECT_TRUE(node->IsRunning());
 }
 
 }  // namespace

@@ -1,0 +1,55 @@
+#include "node/runtime/read_backlog.h"
+
+#include <algorithm>
+#include <string>
+
+#include "node/runtime/tcp_connection.h"
+
+namespace chord {
+
+Status ReadBacklog::Start(uv_loop_t* loop) {
+  const int rc = idle_.Init([loop](uv_idle_t* h) { return uv_idle_init(loop, h); });
+  if (rc < 0) {
+    return Status::IoError(std::string("cannot set up the read backlog: ") + uv_strerror(rc));
+  }
+  idle_.get()->data = this;
+  uv_unref(reinterpret_cast<uv_handle_t*>(idle_.get()));
+  return Status::Ok();
+}
+
+void ReadBacklog::Close() {
+  closed_ = true;
+  held_.clear();
+  std::fill(resuming_.begin(), resuming_.end(), nullptr);
+  idle_.Close();
+}
+
+bool ReadBacklog::Hold(TcpConnection* conn) {
+  if (closed_ || idle_.get() == nullptr) return false;
+  if (held_.empty()) {
+    uv_idle_start(idle_.get(), [](uv_idle_t* h) {
+      if (h->data != nullptr) static_cast<ReadBacklog*>(h->data)->ResumeAll();
+    });
+  }
+  held_.push_back(conn);
+  return true;
+}
+
+void ReadBacklog::Remove(TcpConnection* conn) {
+  held_.erase(std::remove(held_.begin(), held_.end(), conn), held_.end());
+  std::replace(resuming_.begin(), resuming_.end(), conn, static_cast<TcpConnection*>(nullptr));
+}
+
+void ReadBacklog::ResumeAll() {
+  // A connection resumed may be held again (it still has more than a turn's frames): it
+  // registers in held_ for the next turn. Connections are only deleted in the loop's close
+  // phase, never while this runs; one that closes meanwhile is removed from resuming_.
+  resuming_.swap(held_);
+  for (size_t i = 0; i < resuming_.size(); ++i) {
+    if (resuming_[i] != nullptr) resuming_[i]->DeliverHeldBack();
+  }
+  resuming_.clear();
+  if (held_.empty() && idle_.get() != nullptr) uv_idle_stop(idle_.get());
+}
+
+}  // namespace chord

@@ -1,0 +1,55 @@
+// ReadBacklog: the connections that hold complete frames they have not delivered in this turn
+// of the event loop. A TcpConnection with a backlog delivers at most kMaxFramesPerTurn frames
+// of what one read brought, stops reading and registers here; while any connection is held, an
+// idle handle keeps the loop from waiting for I/O, and at each turn every held connection
+// delivers its next frames (and reads again once it has none left). So one peer's flood of
+// pipelined requests takes its turn with the other connections instead of holding the loop
+// until it is all served. The idle handle does not keep the loop alive. Owned by the runtime;
+// the loop thread only.
+#ifndef CHORD_NODE_RUNTIME_READ_BACKLOG_H_
+#define CHORD_NODE_RUNTIME_READ_BACKLOG_H_
+
+#include <uv.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "node/runtime/uv_handle.h"
+#include "protocol/base/status.h"
+
+namespace chord {
+
+class TcpConnection;
+
+class ReadBacklog {
+ public:
+  // Frames a connection delivers in one turn before the others' turn.
+  static constexpr size_t kMaxFramesPerTurn = 128;
+
+  ReadBacklog() = default;
+  ReadBacklog(const ReadBacklog&) = delete;
+  ReadBacklog& operator=(const ReadBacklog&) = delete;
+
+  // Sets up the idle handle on `loop` (started only while a connection is held).
+  [[nodiscard]] Status Start(uv_loop_t* loop);
+  // Stops holding connections: Hold refuses from now on.
+  void Close();
+
+  // `conn` holds frames for the next turn. False (not held) after Close: the connection then
+  // delivers them at once.
+  bool Hold(TcpConnection* conn);
+  // `conn` is closing: it must not be resumed any more.
+  void Remove(TcpConnection* conn);
+
+ private:
+  void ResumeAll();
+
+  UvHandle<uv_idle_t> idle_;
+  std::vector<TcpConnection*> held_;
+  std::vector<TcpConnection*> resuming_;
+  bool closed_ = false;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_RUNTIME_READ_BACKLOG_H_
