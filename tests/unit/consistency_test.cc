@@ -247,12 +247,14 @@ TEST_P(ConsistencySimTest, QuorumWriteTakesAHintForAPausedReplicaAndAllFails) {
   EXPECT_GE(NodeAt(net, holder)->counters().hints_delivered, 1u);
 }
 
-// A hint older than half the tombstone grace is dropped, not delivered: a delete of its key
-// may have been purged meanwhile, and the old copy would bring the key back.
+// A hint older than half the tombstone grace, less the allowed clock skew (the holder's clock
+// may be behind), is dropped, not delivered: a delete of its key may have been purged
+// meanwhile, and the old copy would bring the key back.
 TEST(HintDelivererTest, AHintOlderThanHalfTheTombstoneGraceIsDroppedNotDelivered) {
   SimNetwork net(Net(12));
   NodeConfig config = Config();
-  config.tombstone_grace_ms = 2000;
+  config.tombstone_grace_ms = 6000;
+  config.max_clock_skew_ms = 2000;  // so hints may be delivered for 1 s
   std::vector<std::pair<Id, std::string>> ring;
   for (int i = 1; i <= 5; ++i) {
     net.AddNode(Addr(i), config, i == 1 ? "" : Addr(1));
@@ -274,8 +276,9 @@ TEST(HintDelivererTest, AHintOlderThanHalfTheTombstoneGraceIsDroppedNotDelivered
   ASSERT_TRUE(put);
   ASSERT_EQ(put->code(), wire::OK) << put->error();
   ASSERT_EQ(NodeAt(net, holder)->counters().hints_pending, 1u);
-  // Longer than half the grace before the member is back.
-  net.RunFor(3000);
+  // Longer than half the grace less the skew, shorter than half the grace, before the member
+  // is back.
+  net.RunFor(2000);
   net.Resume(paused);
   for (const auto& [id, a] : ring) net.SetMaintenance(a, true);
   EXPECT_TRUE(
@@ -283,6 +286,44 @@ TEST(HintDelivererTest, AHintOlderThanHalfTheTombstoneGraceIsDroppedNotDelivered
   EXPECT_EQ(NodeAt(net, holder)->counters().hints_delivered, 0u);
   wire::Record rec;
   EXPECT_TRUE(net.store(paused)->Get(Id::Sha1(key), key, &rec).IsNotFound());
+}
+
+// Where a hint could never be delivered (half the tombstone grace is within the allowed clock
+// skew, a grace of 0 included), hints must not count toward a write's consistency level: a
+// quorum write that only its owner stored, with both replicas paused, fails instead of being
+// acknowledged on copies that will be dropped unsent. With the default grace the same write
+// counts its two hints.
+TEST(HintDelivererTest, HintsThatCouldNeverBeDeliveredDoNotCountTowardAWrite) {
+  for (const uint64_t grace : {uint64_t{0}, uint64_t{4000}, NodeConfig{}.tombstone_grace_ms}) {
+    SimNetwork net(Net(13));
+    NodeConfig config = Config();
+    config.tombstone_grace_ms = grace;
+    config.max_clock_skew_ms = 2000;
+    std::vector<std::pair<Id, std::string>> ring;
+    for (int i = 1; i <= 6; ++i) {
+      net.AddNode(Addr(i), config, i == 1 ? "" : Addr(1));
+      ring.emplace_back(Id::Sha1(Addr(i)), Addr(i));
+      net.RunFor(300);
+    }
+    net.RunFor(5000);
+    std::sort(ring.begin(), ring.end());
+    const std::string key = "hinted-twice";
+    size_t at = 0;
+    while (at < ring.size() && ring[at].first < Id::Sha1(key)) ++at;
+    auto nth = [&](size_t i) { return ring[(at + i) % ring.size()].second; };
+    for (const auto& [id, a] : ring) net.SetMaintenance(a, false);
+    net.Pause(nth(1));
+    net.Pause(nth(2));
+    auto put = Put(net, nth(0), key, "v1", wire::CONSISTENCY_QUORUM);
+    ASSERT_TRUE(put) << "grace " << grace;
+    if (grace == NodeConfig{}.tombstone_grace_ms) {
+      EXPECT_EQ(put->code(), wire::OK) << "grace " << grace << ": " << put->error();
+    } else {
+      EXPECT_EQ(put->code(), wire::UNAVAILABLE) << "grace " << grace;
+      EXPECT_NE(put->error().find("which do not count here"), std::string::npos)
+          << "grace " << grace << ": " << put->error();
+    }
+  }
 }
 
 }  // namespace

@@ -29,14 +29,16 @@ void HintDeliverer::Round() {
       state.next_try_ms = now + state.backoff_ms;
       continue;
     }
-    // A hint older than half the tombstone grace is dropped, not delivered: a delete of the
-    // key may have been purged meanwhile, and the copy would bring the key back.
-    // Anti-entropy has restored the member's copies by then.
+    // A hint older than half the tombstone grace (less the allowed skew: this node's clock
+    // may be behind) is dropped, not delivered: a delete of the key may have been purged
+    // meanwhile, and the copy would bring the key back. Anti-entropy has restored the
+    // member's copies by then.
+    const uint64_t window =
+        HintDeliveryWindowMs(ctx_.config.tombstone_grace_ms, ctx_.config.max_clock_skew_ms);
     std::vector<wire::Record> fresh;
     std::vector<wire::Record> stale;
     for (const wire::Record& r : *page) {
-      const bool old =
-          VersionWallMs(r.version()) + ctx_.config.tombstone_grace_ms / 2 <= ctx_.now.wall_ms;
+      const bool old = VersionWallMs(r.version()) + window <= ctx_.now.wall_ms;
       (old ? stale : fresh).push_back(r);
     }
     if (!stale.empty()) {

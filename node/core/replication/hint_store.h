@@ -27,6 +27,15 @@
 
 namespace chord {
 
+// How long after its version's time a hint may still be delivered: half the tombstone grace
+// (a delete of its key may be purged after the grace, and the old copy would bring the key
+// back), less the clock skew allowed between the node that judges its age and the others.
+// 0: a hint is never delivered, so none counts toward a write's consistency level.
+inline uint64_t HintDeliveryWindowMs(uint64_t tombstone_grace_ms, uint64_t max_clock_skew_ms) {
+  const uint64_t half = tombstone_grace_ms / 2;
+  return half > max_clock_skew_ms ? half - max_clock_skew_ms : 0;
+}
+
 struct HintLimits {
   static constexpr size_t kDefaultMaxHints = 100'000;
   static constexpr uint64_t kDefaultMaxBytes = 64ull << 20;

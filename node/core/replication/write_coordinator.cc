@@ -5,6 +5,7 @@
 
 #include "node/core/record_order.h"
 #include "node/core/replication/consistency.h"
+#include "node/core/replication/hint_store.h"
 #include "protocol/messages.h"
 
 namespace chord {
@@ -37,7 +38,9 @@ bool WriteCoordinator::Start(const Id& key_id, wire::Record&& record, OpRef requ
   const Needed needed = WritesNeeded(level, required, policy_.replicas(), targets.size() + 1);
   if (!needed.problem.empty()) return failed_now(wire::INVALID, needed.problem);
   w.needed = needed.count;
-  w.hints_count = needed.hints_count;
+  // Hints count toward ONE and QUORUM only where they can be delivered (HintDeliveryWindowMs).
+  w.hints_count = needed.hints_count && HintDeliveryWindowMs(ctx_.config.tombstone_grace_ms,
+                                                             ctx_.config.max_clock_skew_ms) > 0;
   w.level = level;
   w.required = required;
   bool stored = false;
