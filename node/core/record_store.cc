@@ -36,6 +36,12 @@ std::string RecordStore::RecordProblem(const wire::Record& rec) const {
   return "";
 }
 
+bool RecordStore::ExpiresLaterHere(const wire::Record& expiry, const wire::Record& held) const {
+  return expiry.deleted() && expiry.expired() && !held.deleted() && held.expires_unix_ms() != 0 &&
+         expiry.version() == held.version() + 1 && expiry.writer() == held.writer() &&
+         now_->wall_ms < held.expires_unix_ms();
+}
+
 Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool* stored,
                                  wire::Record* kept, const ChangeLink& link, bool new_version) {
   if (stored != nullptr) *stored = false;
@@ -62,10 +68,7 @@ Status RecordStore::StoreIfNewer(const Id& key_id, const wire::Record& rec, bool
     // Every node expires a record by its own clock (its ExpirySweeper): the expiry of this
     // very record from a node whose clock is ahead (by anti-entropy, a repair, a clean-up
     // walk) waits until this node's clock has reached it too.
-    const bool early_expiry = rec.deleted() && rec.expired() && !old.deleted() &&
-                              old.expires_unix_ms() != 0 && rec.version() == old.version() + 1 &&
-                              rec.writer() == old.writer() && now_->wall_ms < old.expires_unix_ms();
-    if (!RecordNewer(rec, old) || same_version_other_writer || early_expiry) {
+    if (!RecordNewer(rec, old) || same_version_other_writer || ExpiresLaterHere(rec, old)) {
       // The record kept goes back whole (a replica sends it to the owner).
       if (kept == nullptr) return Status::Ok();
       if (!whole) return store_->Get(key_id, rec.key(), kept);
@@ -193,26 +196,33 @@ constexpr const char* kVersionLeaseMeta = "version-lease";
 uint64_t RecordStore::NextVersion(const std::function<void(const std::string&)>& log) {
   const uint64_t v = clock_->Next(now_->wall_ms);
   if (v < version_lease_) return v;
-  // The stored lease is shared by the vnodes of a process (one store): it only ever grows.
+  // The stored lease is shared by the vnodes of a process (one store): it only ever grows, so
+  // it is written only over one read.
   uint64_t lease = v + (kVersionLeaseMs << 16);
   std::string text;
-  if (store_->GetMeta(kVersionLeaseMeta, &text).ok()) {
+  Status s = store_->GetMeta(kVersionLeaseMeta, &text);
+  if (s.ok()) {
     lease = std::max<uint64_t>(lease, std::strtoull(text.c_str(), nullptr, 10));
   }
-  if (Status s = store_->PutMeta(kVersionLeaseMeta, std::to_string(lease)); !s.ok()) {
-    if (log) log("cannot keep the lease of write versions: " + s.message());
+  if (s.ok() || s.IsNotFound()) s = store_->PutMeta(kVersionLeaseMeta, std::to_string(lease));
+  if (!s.ok()) {
+    // Tried again at the next version; said once until it works again.
+    if (!lease_failing_ && log) log("cannot keep the lease of write versions: " + s.message());
+    lease_failing_ = true;
     return v;
   }
+  lease_failing_ = false;
   version_lease_ = lease;
   return v;
 }
 
 Status RecordStore::ObserveAllVersions(const KeyRange& expiries) {
   std::string lease;
-  if (Status s = store_->GetMeta(kVersionLeaseMeta, &lease); s.ok()) {
+  Status lease_read = store_->GetMeta(kVersionLeaseMeta, &lease);
+  if (lease_read.ok()) {
     clock_->Observe(std::strtoull(lease.c_str(), nullptr, 10));
-  } else if (!s.IsNotFound()) {
-    return s;
+  } else if (lease_read.IsNotFound()) {
+    lease_read = Status::Ok();
   }
   auto observe = [this, &expiries](const Id& id, const wire::Record& rec) {
     clock_->Observe(rec.version());
@@ -222,8 +232,8 @@ Status RecordStore::ObserveAllVersions(const KeyRange& expiries) {
     }
     return true;
   };
-  if (!store_->filled()) return store_->Fill(observe);
-  return store_->Scan(Id(), Id(), observe);
+  Status scanned = store_->filled() ? store_->Scan(Id(), Id(), observe) : store_->Fill(observe);
+  return scanned.ok() ? lease_read : scanned;
 }
 
 std::vector<RecordStamp> StampsOf(const StorePage& page) {

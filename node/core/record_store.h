@@ -56,6 +56,10 @@ class RecordStore {
   // node's clock (the version clock could otherwise be pushed to wrap), a writer that is not
   // an id.
   std::string RecordProblem(const wire::Record& rec) const;
+  // Whether `expiry` is the tombstone another node's sweeper left for `held` (one version above
+  // it, same writer) while by this node's clock `held` has not expired yet: each node expires
+  // by its own clock, so such a tombstone is neither stored nor answered here until then.
+  bool ExpiresLaterHere(const wire::Record& expiry, const wire::Record& held) const;
   // Whether `version` is not ahead of this node's clock by more than the allowed skew.
   bool VersionPlausible(uint64_t version) const;
   // Stores `rec` unless the record already there outranks it; then `*stored` is false and
@@ -115,6 +119,7 @@ class RecordStore {
   LedgerStore* store_;
   VersionClock* clock_;
   uint64_t version_lease_ = 0;  // versions below it are covered by the stored lease
+  bool lease_failing_ = false;  // the last lease write failed (said once)
   const NodeConfig* config_;
   const Clock* now_;
   WatchLog* watches_;

@@ -8,12 +8,18 @@
 namespace chord {
 
 Status ReadBacklog::Start(uv_loop_t* loop) {
-  const int rc = idle_.Init([loop](uv_idle_t* h) { return uv_idle_init(loop, h); });
+  int rc = idle_.Init([loop](uv_idle_t* h) { return uv_idle_init(loop, h); });
+  if (rc == 0) rc = turns_.Init([loop](uv_check_t* h) { return uv_check_init(loop, h); });
   if (rc < 0) {
     return Status::IoError(std::string("cannot set up the read backlog: ") + uv_strerror(rc));
   }
   idle_.get()->data = this;
   uv_unref(reinterpret_cast<uv_handle_t*>(idle_.get()));
+  turns_.get()->data = this;
+  uv_check_start(turns_.get(), [](uv_check_t* h) {
+    if (h->data != nullptr) ++static_cast<ReadBacklog*>(h->data)->turn_;
+  });
+  uv_unref(reinterpret_cast<uv_handle_t*>(turns_.get()));
   return Status::Ok();
 }
 
@@ -22,6 +28,7 @@ void ReadBacklog::Close() {
   held_.clear();
   std::fill(resuming_.begin(), resuming_.end(), nullptr);
   idle_.Close();
+  turns_.Close();
 }
 
 bool ReadBacklog::Hold(TcpConnection* conn) {

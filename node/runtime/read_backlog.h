@@ -1,6 +1,7 @@
 // ReadBacklog: the connections that hold complete frames they have not delivered in this turn
 // of the event loop. A TcpConnection with a backlog delivers at most kMaxFramesPerTurn frames
-// of what one read brought, stops reading and registers here; while any connection is held, an
+// in one turn (libuv may read a connection several times in one), stops reading and registers
+// here (a check handle counts the turns); while any connection is held, an
 // idle handle keeps the loop from waiting for I/O, and at each turn every held connection
 // delivers its next frames (and reads again once it has none left). So one peer's flood of
 // pipelined requests takes its turn with the other connections instead of holding the loop
@@ -12,6 +13,7 @@
 #include <uv.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "node/runtime/uv_handle.h"
@@ -30,10 +32,12 @@ class ReadBacklog {
   ReadBacklog(const ReadBacklog&) = delete;
   ReadBacklog& operator=(const ReadBacklog&) = delete;
 
-  // Sets up the idle handle on `loop` (started only while a connection is held).
+  // Sets up the handles on `loop` (the idle one started only while a connection is held).
   [[nodiscard]] Status Start(uv_loop_t* loop);
   // Stops holding connections: Hold refuses from now on.
   void Close();
+  // The loop's turn: it changes once per turn of the loop.
+  uint64_t turn() const { return turn_; }
 
   // `conn` holds frames for the next turn. False (not held) after Close: the connection then
   // delivers them at once.
@@ -45,6 +49,8 @@ class ReadBacklog {
   void ResumeAll();
 
   UvHandle<uv_idle_t> idle_;
+  UvHandle<uv_check_t> turns_;
+  uint64_t turn_ = 0;
   std::vector<TcpConnection*> held_;
   std::vector<TcpConnection*> resuming_;
   bool closed_ = false;

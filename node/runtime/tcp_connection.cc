@@ -386,9 +386,12 @@ void TcpConnection::Deliver(std::string_view plain) {
   wire::Envelope envelope;
   bool more = true;
   bool completed = false;
-  size_t frames = 0;
+  if (options_.backlog != nullptr && options_.backlog->turn() != frames_turn_) {
+    frames_turn_ = options_.backlog->turn();
+    frames_in_turn_ = 0;
+  }
   while (more && !closing_) {
-    if (frames == ReadBacklog::kMaxFramesPerTurn && options_.backlog != nullptr &&
+    if (frames_in_turn_ >= ReadBacklog::kMaxFramesPerTurn && options_.backlog != nullptr &&
         options_.backlog->Hold(this)) {
       // The rest waits for the next turn, and reading with it: the other connections first.
       uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
@@ -404,7 +407,7 @@ void TcpConnection::Deliver(std::string_view plain) {
       case FrameDecoder::Result::kFrame:
         last_frame_ms_ = uv_now(loop_);
         completed = true;
-        ++frames;
+        ++frames_in_turn_;
         if (on_frame_) on_frame_(this, std::move(envelope));  // Next parses into it afresh
         break;
     }

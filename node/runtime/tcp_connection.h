@@ -184,6 +184,8 @@ class TcpConnection {
   std::string gathered_;             // frames of this turn, not yet flushed (in the clear)
   bool in_gather_ = false;           // registered with options_.gather for this turn
   bool held_back_ = false;           // not reading: held in options_.backlog with frames
+  uint64_t frames_turn_ = 0;         // the backlog's turn frames_in_turn_ counts in
+  size_t frames_in_turn_ = 0;        // frames delivered in that turn
   size_t pending_bytes_ = 0;         // their size
   size_t queued_bytes_ = 0;          // bytes handed to uv_write, not yet written
   size_t input_charged_ = 0;         // of options_.input_budget, for the decoder's buffer

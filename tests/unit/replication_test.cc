@@ -1149,6 +1149,12 @@ TEST(ReplicationTest, ReplicasWhoseClocksAreAheadDoNotExpireTheOwnersRecordThrou
     }
     ASSERT_TRUE(net.store(order[0])->Get(Id::Sha1(t), t, &rec).ok());
     EXPECT_FALSE(rec.deleted()) << "seed " << seed << ": the owner took the replicas' expiry";
+    wire::Envelope quorum_get = msg::Get(t);
+    quorum_get.mutable_get()->set_consistency(wire::CONSISTENCY_QUORUM);
+    auto read = DataCall(net, order[0], std::move(quorum_get));
+    ASSERT_TRUE(read) << "seed " << seed;
+    EXPECT_EQ(read->code(), wire::OK) << "seed " << seed << ": a quorum read took their expiry";
+    EXPECT_EQ(read->value(), "held") << "seed " << seed;
     auto renewed = PutIf(net, order[0], t, "renewed", /*if_absent=*/false, put->version());
     ASSERT_TRUE(renewed) << "seed " << seed;
     EXPECT_EQ(renewed->code(), wire::OK) << "seed " << seed << ": " << renewed->error();

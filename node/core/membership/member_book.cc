@@ -47,13 +47,18 @@ void MemberBook::Saw(const NodeRef& n) {
     return;
   }
   if (entries_.size() >= kMaxMembers) {
-    // Newcomers go before established members, each group least recently heard from first.
-    auto first_out =
-        std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-          const bool a_est = a.established();
-          const bool b_est = b.established();
-          return a_est != b_est ? b_est : a.seen_ms < b.seen_ms;
-        });
+    // A newcomer takes the place of the least recently heard from newcomer once kNewcomerSlots
+    // are taken by newcomers, else of the least recently heard from established member: so
+    // churn cannot push out more than kNewcomerSlots established members, and the current
+    // neighbours (heard from every round) always find a place.
+    const auto newcomers = static_cast<size_t>(std::count_if(
+        entries_.begin(), entries_.end(), [](const Entry& e) { return !e.established(); }));
+    const bool from_newcomers = newcomers >= kNewcomerSlots;
+    auto first_out = entries_.end();
+    for (auto e = entries_.begin(); e != entries_.end(); ++e) {
+      if (e->established() == from_newcomers) continue;
+      if (first_out == entries_.end() || e->seen_ms < first_out->seen_ms) first_out = e;
+    }
     entries_.erase(first_out);
   }
   entries_.push_back(Entry{n, ctx_.now.mono_ms, ctx_.now.mono_ms});

@@ -1,10 +1,12 @@
 // MemberBook: the ring members this node has heard from (successors, predecessors, notifiers,
-// the addresses it joined through), at most kMaxMembers. When it is full, a member heard from
-// for less than kEstablishedMs goes first (the least recently heard from of those), and only
-// then the least recently heard from of the established ones: churn during a partition (short
-// lives on new addresses) then cannot push out the long-standing members across the cut. It is
-// kept in the store's meta value "members", so a restarted node remembers them (as established
-// members: they were kept by an earlier life).
+// the addresses it joined through), at most kMaxMembers. When it is full, a newcomer (heard
+// from for less than kEstablishedMs, first to last time) takes the place of the least recently
+// heard from newcomer once kNewcomerSlots places are newcomers', else of the least recently
+// heard from established member: churn during a partition (short lives on new addresses) can
+// push out at most kNewcomerSlots of the long-standing members across the cut, and new
+// neighbours always find a place (and push out members gone for good). It is kept in the
+// store's meta value "members", so a restarted node remembers them (as established members:
+// they were kept by an earlier life).
 // Nothing in Zave's protocol ever contacts a member that has been dropped as dead; after a
 // partition both sides have dropped each other, so the RingMerger probes the members of this
 // book that are not among the node's current neighbours, now and then. The node's thread.
@@ -27,6 +29,8 @@ class MemberBook {
   static constexpr size_t kMaxMembers = 64;
   // How long a member must have been heard from (first to last time) to be established.
   static constexpr uint64_t kEstablishedMs = 10 * 60 * 1000;
+  // Places newcomers may fill by pushing out established members.
+  static constexpr size_t kNewcomerSlots = 16;
 
   explicit MemberBook(NodeContext& ctx) : ctx_(ctx) {}
 

@@ -82,6 +82,9 @@ void QuorumRead::Finish(uint64_t id) {
   }
   std::optional<wire::Record> newest = op.own;
   for (const Answer& a : op.answers) {
+    // A member whose clock is ahead may have expired the owner's record already: the owner
+    // expires it by its own clock (its store would not take that tombstone either).
+    if (op.own && a.record && ctx_.records.ExpiresLaterHere(*a.record, *op.own)) continue;
     if (!AtLeastAsNew(newest, a.record)) newest = a.record;
   }
   if (newest) {
