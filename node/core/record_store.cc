@@ -194,16 +194,22 @@ constexpr const char* kVersionLeaseMeta = "version-lease";
 }  // namespace
 
 uint64_t RecordStore::NextVersion(const std::function<void(const std::string&)>& log) {
-  const uint64_t v = clock_->Next(now_->wall_ms);
+  uint64_t v = clock_->Next(now_->wall_ms);
   if (v < version_lease_) return v;
   // The stored lease is shared by the vnodes of a process (one store): it only ever grows, so
-  // it is written only over one read.
-  uint64_t lease = v + (kVersionLeaseMs << 16);
+  // it is written only over one read. Versions continue above it (a start-up that could not
+  // read it, or another vnode's).
   std::string text;
   Status s = store_->GetMeta(kVersionLeaseMeta, &text);
+  uint64_t stored = 0;
   if (s.ok()) {
-    lease = std::max<uint64_t>(lease, std::strtoull(text.c_str(), nullptr, 10));
+    stored = std::strtoull(text.c_str(), nullptr, 10);
+    if (stored >= v) {
+      clock_->Observe(stored);
+      v = clock_->Next(now_->wall_ms);
+    }
   }
+  const uint64_t lease = std::max<uint64_t>(v + (kVersionLeaseMs << 16), stored);
   if (s.ok() || s.IsNotFound()) s = store_->PutMeta(kVersionLeaseMeta, std::to_string(lease));
   if (!s.ok()) {
     // Tried again at the next version; said once until it works again.

@@ -81,5 +81,33 @@ TEST(MemberBookTest, ChurnPushesOutAtMostTheNewcomerSlotsOfEstablishedMembers) {
   EXPECT_TRUE(f.Has(Member("10.3.", 499)));
 }
 
+// A successor list can hold more new members than the newcomer places (vnodes of a scale-out):
+// the current neighbours must all stay in the book, round after round, rather than push each
+// other out before any of them has been heard from long enough to be established.
+TEST(MemberBookTest, CurrentNeighboursAreNotPushedOutByEachOther) {
+  Fixture f;
+  f.FillEstablished(0);
+  std::vector<NodeRef> list;
+  for (int i = 0; i < static_cast<int>(MemberBook::kNewcomerSlots) + 8; ++i)
+    list.push_back(Member("10.4.0.", i));
+  f.ctx.ring.successors = list;
+  const uint64_t from = 2 * MemberBook::kEstablishedMs;
+  for (uint64_t t = from; t <= from + MemberBook::kEstablishedMs + 1000; t += 1000) {
+    f.ctx.now.mono_ms = t;
+    f.book.SawAll(list);
+  }
+  for (const NodeRef& n : list) EXPECT_TRUE(f.Has(n)) << n.addr;
+  // Established by now: churn after that does not push them out.
+  f.ctx.ring.successors.clear();
+  uint64_t t = from + 2 * MemberBook::kEstablishedMs;
+  for (int i = 0; i < 200; ++i) {
+    f.ctx.now.mono_ms = t += 1000;
+    f.book.Saw(Member("10.5.", i));
+  }
+  int kept = 0;
+  for (const NodeRef& n : list) kept += f.Has(n) ? 1 : 0;
+  EXPECT_GE(kept, static_cast<int>(list.size()) - static_cast<int>(MemberBook::kNewcomerSlots));
+}
+
 }  // namespace
 }  // namespace chord

@@ -54,10 +54,21 @@ void MemberBook::Saw(const NodeRef& n) {
     const auto newcomers = static_cast<size_t>(std::count_if(
         entries_.begin(), entries_.end(), [](const Entry& e) { return !e.established(); }));
     const bool from_newcomers = newcomers >= kNewcomerSlots;
-    auto first_out = entries_.end();
+    // A current neighbour is never pushed out while another entry can go (a successor list
+    // may hold more newcomers than the slots, vnodes of a scale-out, say).
+    const RingState& ring = ctx_.ring;
+    const auto neighbour = [&ring](const NodeRef& m) {
+      return (ring.predecessor && *ring.predecessor == m) ||
+             std::find(ring.successors.begin(), ring.successors.end(), m) != ring.successors.end();
+    };
+    const auto rank = [&](const Entry& e) {
+      return (neighbour(e.node) ? 2 : 0) + (e.established() == from_newcomers ? 1 : 0);
+    };
+    auto first_out = entries_.begin();
     for (auto e = entries_.begin(); e != entries_.end(); ++e) {
-      if (e->established() == from_newcomers) continue;
-      if (first_out == entries_.end() || e->seen_ms < first_out->seen_ms) first_out = e;
+      const int r = rank(*e);
+      const int best = rank(*first_out);
+      if (r < best || (r == best && e->seen_ms < first_out->seen_ms)) first_out = e;
     }
     entries_.erase(first_out);
   }

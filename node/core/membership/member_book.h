@@ -3,8 +3,10 @@
 // from for less than kEstablishedMs, first to last time) takes the place of the least recently
 // heard from newcomer once kNewcomerSlots places are newcomers', else of the least recently
 // heard from established member: churn during a partition (short lives on new addresses) can
-// push out at most kNewcomerSlots of the long-standing members across the cut, and new
-// neighbours always find a place (and push out members gone for good). It is kept in the
+// push out at most kNewcomerSlots of the long-standing members across the cut at a time (one
+// that stays kEstablishedMs frees its place for the next), and a current neighbour is pushed
+// out only when every other entry is one (so new neighbours find a place, pushing out members
+// gone for good). It is kept in the
 // store's meta value "members", so a restarted node remembers them (as established members:
 // they were kept by an earlier life).
 // Nothing in Zave's protocol ever contacts a member that has been dropped as dead; after a
@@ -31,6 +33,7 @@ class MemberBook {
   static constexpr uint64_t kEstablishedMs = 10 * 60 * 1000;
   // Places newcomers may fill by pushing out established members.
   static constexpr size_t kNewcomerSlots = 16;
+  static_assert(kNewcomerSlots < kMaxMembers);
 
   explicit MemberBook(NodeContext& ctx) : ctx_(ctx) {}
 
