@@ -1,12 +1,11 @@
-// ReadBacklog: the connections that hold complete frames they have not delivered in this turn
-// of the event loop. A TcpConnection with a backlog delivers at most kMaxFramesPerTurn frames
-// in one turn (libuv may read a connection several times in one), stops reading and registers
-// here (a check handle counts the turns); while any connection is held, an
-// idle handle keeps the loop from waiting for I/O, and at each turn every held connection
-// delivers its next frames (and reads again once it has none left). So one peer's flood of
-// pipelined requests takes its turn with the other connections instead of holding the loop
-// until it is all served. The idle handle does not keep the loop alive. Owned by the runtime;
-// the loop thread only.
+// ReadBacklog: the connections that hold complete frames they have not delivered in this turn of
+// the event loop. A TcpConnection with a backlog delivers at most kMaxFramesPerTurn frames in one
+// turn (libuv may read a connection several times in one), stops reading and registers here (a
+// check handle counts the turns); while any connection is held, an idle handle keeps the loop from
+// waiting for I/O, and at each turn every held connection delivers its next frames (and reads again
+// once it has none left). So one peer's flood of pipelined requests takes its turn with the other
+// connections instead of holding the loop until it is all served. The idle handle does not keep the
+// loop alive. Owned by the runtime; the loop thread only.
 #ifndef CHORD_NODE_RUNTIME_READ_BACKLOG_H_
 #define CHORD_NODE_RUNTIME_READ_BACKLOG_H_
 

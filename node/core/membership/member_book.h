@@ -1,14 +1,13 @@
-// MemberBook: the ring members this node has heard from (successors, predecessors, notifiers,
-// the addresses it joined through), at most kMaxMembers. When it is full, a newcomer (heard
-// from for less than kEstablishedMs, first to last time) takes the place of the least recently
-// heard from newcomer once kNewcomerSlots places are newcomers', else of the least recently
-// heard from established member: churn during a partition (short lives on new addresses) can
-// push out at most kNewcomerSlots of the long-standing members across the cut at a time (one
-// that stays kEstablishedMs frees its place for the next), and a current neighbour is pushed
-// out only when every other entry is one (so new neighbours find a place, pushing out members
-// gone for good). It is kept in the
-// store's meta value "members", so a restarted node remembers them (as established members:
-// they were kept by an earlier life).
+// MemberBook: the ring members this node has heard from (successors, predecessors, notifiers, the
+// addresses it joined through), at most kMaxMembers. When it is full, a newcomer (heard from for
+// less than kEstablishedMs, first to last time) takes the place of the least recently heard from
+// newcomer once kNewcomerSlots places are newcomers', else of the least recently heard from
+// established member: churn during a partition (short lives on new addresses) can push out at most
+// kNewcomerSlots of the long-standing members across the cut at a time (one that stays
+// kEstablishedMs frees its place for the next), and a current neighbour is pushed out only when
+// every other entry is one (so new neighbours find a place, pushing out members gone for good). It
+// is kept in the store's meta value "members", so a restarted node remembers them (as established
+// members: they were kept by an earlier life).
 // Nothing in Zave's protocol ever contacts a member that has been dropped as dead; after a
 // partition both sides have dropped each other, so the RingMerger probes the members of this
 // book that are not among the node's current neighbours, now and then. The node's thread.
