@@ -201,15 +201,14 @@ uint64_t RecordStore::NextVersion(const std::function<void(const std::string&)>&
   // read it, or another vnode's).
   std::string text;
   Status s = store_->GetMeta(kVersionLeaseMeta, &text);
-  uint64_t stored = 0;
   if (s.ok()) {
-    stored = std::strtoull(text.c_str(), nullptr, 10);
+    const uint64_t stored = std::strtoull(text.c_str(), nullptr, 10);
     if (stored >= v) {
       clock_->Observe(stored);
       v = clock_->Next(now_->wall_ms);
     }
   }
-  const uint64_t lease = std::max<uint64_t>(v + (kVersionLeaseMs << 16), stored);
+  const uint64_t lease = v + (kVersionLeaseMs << 16);  // v is above `stored` by now
   if (s.ok() || s.IsNotFound()) s = store_->PutMeta(kVersionLeaseMeta, std::to_string(lease));
   if (!s.ok()) {
     // Tried again at the next version; said once until it works again.

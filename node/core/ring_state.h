@@ -9,6 +9,7 @@
 #ifndef CHORD_NODE_CORE_RING_STATE_H_
 #define CHORD_NODE_CORE_RING_STATE_H_
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -61,6 +62,17 @@ struct RingState {
   bool PredecessorHeld(uint64_t now_ms) const { return now_ms < predecessor_held_until_ms; }
   // The head of the successor list, or self when alone.
   const NodeRef& successor() const { return successors.empty() ? self : successors.front(); }
+  // Whether `n` is the predecessor or on the successor list.
+  bool IsNeighbour(const NodeRef& n) const {
+    return (predecessor && *predecessor == n) ||
+           std::find(successors.begin(), successors.end(), n) != successors.end();
+  }
+  // Whether `n` is a neighbour (IsNeighbour) or a finger.
+  bool PointsTo(const NodeRef& n) const {
+    return IsNeighbour(n) ||
+           std::any_of(fingers.begin(), fingers.end(),
+                       [&n](const std::optional<NodeRef>& f) { return f && *f == n; });
+  }
 
   // The longest prefix of `candidates` that is a well-ordered successor list for this node:
   // strictly clockwise, never reaching or passing this node, at most S long.

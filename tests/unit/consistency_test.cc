@@ -247,6 +247,25 @@ TEST_P(ConsistencySimTest, QuorumWriteTakesAHintForAPausedReplicaAndAllFails) {
   EXPECT_GE(NodeAt(net, holder)->counters().hints_delivered, 1u);
 }
 
+// Starts `n` nodes with `config`, each joining through the first, and returns their addresses
+// clockwise from the owner of `key`, from the sorted SHA-1 ids: owner, replicas, the next.
+std::vector<std::string> StartClockwiseFrom(SimNetwork& net, const NodeConfig& config, int n,
+                                            const std::string& key) {
+  std::vector<std::pair<Id, std::string>> ring;
+  for (int i = 1; i <= n; ++i) {
+    net.AddNode(Addr(i), config, i == 1 ? "" : Addr(1));
+    ring.emplace_back(Id::Sha1(Addr(i)), Addr(i));
+    net.RunFor(300);
+  }
+  net.RunFor(5000);
+  std::sort(ring.begin(), ring.end());
+  size_t at = 0;
+  while (at < ring.size() && ring[at].first < Id::Sha1(key)) ++at;
+  std::vector<std::string> order;
+  for (size_t i = 0; i < ring.size(); ++i) order.push_back(ring[(at + i) % ring.size()].second);
+  return order;
+}
+
 // A hint older than half the tombstone grace, less the allowed clock skew (the holder's clock
 // may be behind), is dropped, not delivered: a delete of its key may have been purged
 // meanwhile, and the old copy would bring the key back.
@@ -255,22 +274,12 @@ TEST(HintDelivererTest, AHintOlderThanHalfTheTombstoneGraceIsDroppedNotDelivered
   NodeConfig config = Config();
   config.tombstone_grace_ms = 6000;
   config.max_clock_skew_ms = 2000;  // so hints may be delivered for 1 s
-  std::vector<std::pair<Id, std::string>> ring;
-  for (int i = 1; i <= 5; ++i) {
-    net.AddNode(Addr(i), config, i == 1 ? "" : Addr(1));
-    ring.emplace_back(Id::Sha1(Addr(i)), Addr(i));
-    net.RunFor(300);
-  }
-  net.RunFor(5000);
-  std::sort(ring.begin(), ring.end());
   const std::string key = "stale-hint";
-  size_t at = 0;
-  while (at < ring.size() && ring[at].first < Id::Sha1(key)) ++at;
-  auto nth = [&](size_t i) { return ring[(at + i) % ring.size()].second; };
-  const std::string owner = nth(0);
-  const std::string paused = nth(1);
-  const std::string holder = nth(3);
-  for (const auto& [id, a] : ring) net.SetMaintenance(a, false);
+  const auto order = StartClockwiseFrom(net, config, 5, key);
+  const std::string owner = order[0];
+  const std::string paused = order[1];
+  const std::string holder = order[3];
+  for (const auto& a : order) net.SetMaintenance(a, false);
   net.Pause(paused);
   auto put = Put(net, owner, key, "v1", wire::CONSISTENCY_QUORUM);
   ASSERT_TRUE(put);
@@ -280,7 +289,7 @@ TEST(HintDelivererTest, AHintOlderThanHalfTheTombstoneGraceIsDroppedNotDelivered
   // is back.
   net.RunFor(2000);
   net.Resume(paused);
-  for (const auto& [id, a] : ring) net.SetMaintenance(a, true);
+  for (const auto& a : order) net.SetMaintenance(a, true);
   EXPECT_TRUE(
       net.RunUntil([&] { return NodeAt(net, holder)->counters().hints_pending == 0; }, 30000));
   EXPECT_EQ(NodeAt(net, holder)->counters().hints_delivered, 0u);
@@ -299,22 +308,12 @@ TEST(HintDelivererTest, HintsThatCouldNeverBeDeliveredDoNotCountTowardAWrite) {
     NodeConfig config = Config();
     config.tombstone_grace_ms = grace;
     config.max_clock_skew_ms = 2000;
-    std::vector<std::pair<Id, std::string>> ring;
-    for (int i = 1; i <= 6; ++i) {
-      net.AddNode(Addr(i), config, i == 1 ? "" : Addr(1));
-      ring.emplace_back(Id::Sha1(Addr(i)), Addr(i));
-      net.RunFor(300);
-    }
-    net.RunFor(5000);
-    std::sort(ring.begin(), ring.end());
     const std::string key = "hinted-twice";
-    size_t at = 0;
-    while (at < ring.size() && ring[at].first < Id::Sha1(key)) ++at;
-    auto nth = [&](size_t i) { return ring[(at + i) % ring.size()].second; };
-    for (const auto& [id, a] : ring) net.SetMaintenance(a, false);
-    net.Pause(nth(1));
-    net.Pause(nth(2));
-    auto put = Put(net, nth(0), key, "v1", wire::CONSISTENCY_QUORUM);
+    const auto order = StartClockwiseFrom(net, config, 6, key);
+    for (const auto& a : order) net.SetMaintenance(a, false);
+    net.Pause(order[1]);
+    net.Pause(order[2]);
+    auto put = Put(net, order[0], key, "v1", wire::CONSISTENCY_QUORUM);
     ASSERT_TRUE(put) << "grace " << grace;
     if (grace == NodeConfig{}.tombstone_grace_ms) {
       EXPECT_EQ(put->code(), wire::OK) << "grace " << grace << ": " << put->error();

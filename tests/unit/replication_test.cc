@@ -110,6 +110,16 @@ std::optional<wire::DataResponse> Put(SimNetwork& net, const std::string& addr,
   return DataCall(net, addr, std::move(e));
 }
 
+std::optional<wire::DataResponse> PutWithTtl(SimNetwork& net, const std::string& addr,
+                                             const std::string& k, const std::string& v,
+                                             uint64_t ttl_ms) {
+  wire::Envelope e;
+  e.mutable_put()->set_key(k);
+  e.mutable_put()->set_value(v);
+  e.mutable_put()->set_ttl_ms(ttl_ms);
+  return DataCall(net, addr, std::move(e));
+}
+
 std::optional<wire::DataResponse> Get(SimNetwork& net, const std::string& addr,
                                       const std::string& k) {
   wire::Envelope e;
@@ -1133,11 +1143,7 @@ TEST(ReplicationTest, ReplicasWhoseClocksAreAheadDoNotExpireTheOwnersRecordThrou
     const auto order = ClockwiseFromOwner(t, addrs);
     net.SetWallSkew(order[1], 1'500);
     net.SetWallSkew(order[2], 1'500);
-    wire::Envelope with_ttl;
-    with_ttl.mutable_put()->set_key(t);
-    with_ttl.mutable_put()->set_value("held");
-    with_ttl.mutable_put()->set_ttl_ms(5'000);
-    auto put = DataCall(net, order[0], std::move(with_ttl));
+    auto put = PutWithTtl(net, order[0], t, "held", 5'000);
     ASSERT_TRUE(put && put->code() == wire::OK) << (put ? put->error() : "no answer");
     // Owner time: 4.6 s of the 5 s gone; the replicas expired it about 1 s ago, and a round of
     // anti-entropy (every 1 s) has compared their ranges since.
@@ -1173,11 +1179,7 @@ TEST(ReplicationTest, ANewerTombstoneOnTheReplicasDecidesButTheirClocksDoNotExpi
   const std::string t = "the-key-with-a-ttl";
   auto put = Put(net, ClockwiseFromOwner(k, addrs)[0], k, "1");
   ASSERT_TRUE(put && put->code() == wire::OK);
-  wire::Envelope with_ttl;
-  with_ttl.mutable_put()->set_key(t);
-  with_ttl.mutable_put()->set_value("lives");
-  with_ttl.mutable_put()->set_ttl_ms(600'000);
-  auto put_t = DataCall(net, ClockwiseFromOwner(t, addrs)[0], std::move(with_ttl));
+  auto put_t = PutWithTtl(net, ClockwiseFromOwner(t, addrs)[0], t, "lives", 600'000);
   ASSERT_TRUE(put_t && put_t->code() == wire::OK) << (put_t ? put_t->error() : "no answer");
   net.RunFor(3000);
   for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);
@@ -1233,11 +1235,7 @@ TEST(ReplicationTest, AReplicasRealDeleteOfTheExpiryVersionIsNotTakenForTheExpir
   StartRing(net, 4);
   const std::string t = "the-key-with-a-ttl";
   const auto order = ClockwiseFromOwner(t, addrs);
-  wire::Envelope with_ttl;
-  with_ttl.mutable_put()->set_key(t);
-  with_ttl.mutable_put()->set_value("lives");
-  with_ttl.mutable_put()->set_ttl_ms(600'000);
-  auto put = DataCall(net, order[0], std::move(with_ttl));
+  auto put = PutWithTtl(net, order[0], t, "lives", 600'000);
   ASSERT_TRUE(put && put->code() == wire::OK) << (put ? put->error() : "no answer");
   net.RunFor(3000);
   for (const ChordNode* n : net.LiveNodes()) net.SetMaintenance(n->self().addr, false);

@@ -56,13 +56,8 @@ void MemberBook::Saw(const NodeRef& n) {
     const bool from_newcomers = newcomers >= kNewcomerSlots;
     // A current neighbour is never pushed out while another entry can go (a successor list
     // may hold more newcomers than the slots, vnodes of a scale-out, say).
-    const RingState& ring = ctx_.ring;
-    const auto neighbour = [&ring](const NodeRef& m) {
-      return (ring.predecessor && *ring.predecessor == m) ||
-             std::find(ring.successors.begin(), ring.successors.end(), m) != ring.successors.end();
-    };
     const auto rank = [&](const Entry& e) {
-      return (neighbour(e.node) ? 2 : 0) + (e.established() == from_newcomers ? 1 : 0);
+      return (ctx_.ring.IsNeighbour(e.node) ? 2 : 0) + (e.established() == from_newcomers ? 1 : 0);
     };
     auto first_out = entries_.begin();
     for (auto e = entries_.begin(); e != entries_.end(); ++e) {
@@ -85,18 +80,9 @@ void MemberBook::Forget(const NodeRef& n) {
 }
 
 std::optional<NodeRef> MemberBook::PickForgotten() {
-  const RingState& ring = ctx_.ring;
   std::vector<const NodeRef*> forgotten;
   for (const Entry& e : entries_) {
-    const NodeRef& n = e.node;
-    if (ring.predecessor && *ring.predecessor == n) continue;
-    if (std::find(ring.successors.begin(), ring.successors.end(), n) != ring.successors.end())
-      continue;
-    if (std::any_of(ring.fingers.begin(), ring.fingers.end(),
-                    [&n](const std::optional<NodeRef>& f) { return f && *f == n; })) {
-      continue;
-    }
-    forgotten.push_back(&n);
+    if (!ctx_.ring.PointsTo(e.node)) forgotten.push_back(&e.node);
   }
   if (forgotten.empty()) return std::nullopt;
   return *forgotten[ctx_.rng() % forgotten.size()];

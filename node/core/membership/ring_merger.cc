@@ -32,10 +32,7 @@ void RingMerger::Consider(const NodeRef& c, uint32_t hops_left,
                           const wire::GetStateResponse* state) {
   const RingState& ring = ctx_.ring;
   if (c == ring.self) return;
-  if (ring.predecessor && *ring.predecessor == c) return;
-  if (std::find(ring.successors.begin(), ring.successors.end(), c) != ring.successors.end()) {
-    return;  // a neighbour already: nothing to heal here
-  }
+  if (ring.IsNeighbour(c)) return;  // a neighbour already: nothing to heal here
   if (state != nullptr) return Place(c, *state, hops_left);
   if (checks_.size() >= kMaxChecks) return;
   const uint64_t id = next_check_++;

@@ -82,14 +82,7 @@ void ReplicaServer::HandleReplicate(ReplyToken from, const wire::Envelope& reque
 bool ReplicaServer::KnownMember(const NodeRef& n) const {
   const RingState& ring = ctx_.ring;
   if (n.process() == ring.self.process()) return false;
-  if (ring.predecessor && *ring.predecessor == n) return true;
-  if (std::find(ring.successors.begin(), ring.successors.end(), n) != ring.successors.end()) {
-    return true;
-  }
-  if (std::any_of(ring.fingers.begin(), ring.fingers.end(),
-                  [&n](const std::optional<NodeRef>& f) { return f && *f == n; })) {
-    return true;
-  }
+  if (ring.PointsTo(n)) return true;
   const std::vector<NodeRef> known = membership_.known_members();
   return std::find(known.begin(), known.end(), n) != known.end();
 }
