@@ -509,6 +509,47 @@ TEST(ChordNodeTest, FieldsTheNodeDoesNotKnowCountInWhatARequestHolds) {
   EXPECT_LE(shed, sent - 1);
 }
 
+TEST(ChordNodeTest, AnOwnerChargesTheWritesItWaitsOnForTheirValuesAndUnknownFields) {
+  // Direct writes to their key's owner that wait for replicas it cannot reach are held by the
+  // owner: each must be charged all it carries, its value (which the owner hands to the record
+  // it stores) and fields this build does not know, and new ones refused once the owner holds
+  // its limit. Half of the writes carry 512 KiB of value, half 512 KiB of unknown fields.
+  SimNetwork net(Net(11));
+  NodeConfig config = FastConfig(3);
+  config.replicas = 3;
+  for (int i = 1; i <= 3; ++i) {
+    net.AddNode(Addr(i), config, i == 1 ? "" : Addr(1));
+    net.RunFor(50);
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000));
+  const std::string x = Addr(1);
+  const std::vector<Id> ids = SortedIds({Addr(1), Addr(2), Addr(3)});
+  net.SetPartition(
+      [x](const std::string& from, const std::string& to) { return (from == x) != (to == x); });
+  const std::string half(512 << 10, 'p');
+  const size_t sent = 96;  // 48 MiB against the 16 MiB a node's owned requests may hold
+  size_t answered = 0, shed = 0;
+  for (size_t i = 0, n = 0; n < sent && i < 100 * sent; ++i) {
+    const std::string key = "key-" + std::to_string(i);
+    if (SuccessorOf(Id::Sha1(key), ids) != Id::Sha1(x)) continue;  // owned by another node
+    wire::Envelope e = msg::AsDirect(PutReq(key, n % 2 == 0 ? half : "v"));
+    if (n % 2 == 1) e.GetReflection()->MutableUnknownFields(&e)->AddLengthDelimited(1000, half);
+    ++n;
+    net.ClientCall(x, std::move(e), 60000, [&](const wire::Envelope* r) {
+      if (r == nullptr || !r->has_data_resp()) return;
+      ++answered;
+      if (r->data_resp().code() == wire::UNAVAILABLE &&
+          r->data_resp().error().find("of requests under way") != std::string::npos) {
+        ++shed;
+      }
+    });
+  }
+  ASSERT_TRUE(net.RunUntil([&] { return answered == sent; }, 60000)) << answered;
+  const size_t limit = RequestBudget::HalfLimit(config.max_request_bytes_in_flight);
+  EXPECT_GE(shed, sent - (limit >> 19) - 1);
+  EXPECT_LE(shed, sent - 1);
+}
+
 TEST(ChordNodeTest, SameSeedSameRun) {
   auto run = [](uint64_t seed) {
     SimNetwork net(Net(seed));
