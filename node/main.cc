@@ -71,6 +71,9 @@ struct Flags {
   int64_t idle_timeout_ms = 120'000;
   int64_t frame_deadline_ms = 10'000;
   int64_t max_connections_per_host = 1024;
+  int64_t max_inbound_connections = 4096;
+  int64_t member_reserved_connections = 256;
+  int64_t unproven_reserved_per_host = 4;
 };
 
 int UsageError(const std::string& sentence) {
@@ -179,6 +182,17 @@ std::string Validate(const Flags& f, const CLI::App& app) {
   }
   if (f.max_connections_per_host < 1 || f.max_connections_per_host > 65536) {
     return "--max-connections-per-host must be between 1 and 65536; the default is 1024";
+  }
+  if (f.max_inbound_connections < 1 || f.max_inbound_connections > 65536) {
+    return "--max-inbound-connections must be between 1 and 65536; the default is 4096";
+  }
+  if (f.member_reserved_connections < 0 ||
+      f.member_reserved_connections > f.max_inbound_connections) {
+    return "--member-reserved-connections must be between 0 and --max-inbound-connections; the "
+           "default is 256";
+  }
+  if (f.unproven_reserved_per_host < 1 || f.unproven_reserved_per_host > 65536) {
+    return "--unproven-reserved-per-host must be between 1 and 65536; the default is 4";
   }
   if (!ParseLogLevel(f.log_level)) {
     return "--log-level must be one of trace, debug, info, warn, error; the default is info";
@@ -356,6 +370,14 @@ int Main(int argc, char** argv) {
                  "first byte; default 10000");
   app.add_option("--max-connections-per-host", f.max_connections_per_host,
                  "Connections one source address may hold open at once; default 1024");
+  app.add_option("--max-inbound-connections", f.max_inbound_connections,
+                 "Connections the node accepts at once, from everyone; default 4096");
+  app.add_option("--member-reserved-connections", f.member_reserved_connections,
+                 "With TLS, this many of them are kept for members: once only these are left, a "
+                 "new connection must show a member's certificate; default 256");
+  app.add_option("--unproven-reserved-per-host", f.unproven_reserved_per_host,
+                 "Of the places kept for members, connections from one source address whose "
+                 "handshake has not yet shown a member hold at most this many; default 4");
   app.add_flag("--insecure", f.insecure,
                "Plain TCP on a non-loopback address: every host that can reach the port is "
                "trusted as a member and an admin client");
@@ -406,6 +428,9 @@ int Main(int argc, char** argv) {
   options.idle_timeout_ms = static_cast<uint64_t>(f.idle_timeout_ms);
   options.frame_deadline_ms = static_cast<uint64_t>(f.frame_deadline_ms);
   options.max_connections_per_host = static_cast<size_t>(f.max_connections_per_host);
+  options.max_inbound_connections = static_cast<size_t>(f.max_inbound_connections);
+  options.member_reserved_connections = static_cast<size_t>(f.member_reserved_connections);
+  options.unproven_reserved_per_host = static_cast<size_t>(f.unproven_reserved_per_host);
   // The ring's connections, the HTTP API's (1024 and the sockets of its walks and watches),
   // RocksDB's files.
   RaiseOpenFileLimit(options.max_inbound_connections + 1024 + 512);

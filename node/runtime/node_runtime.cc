@@ -344,6 +344,7 @@ void NodeRuntime::Stop() {
   for (auto& [id, in] : inbound) in.conn->Close();
   per_host_.clear();
   reserved_in_use_ = 0;
+  unproven_per_host_.clear();
   auto outbound = std::move(outbound_);
   outbound_.clear();
   for (auto& [addr, out] : outbound) out.conn->Close();
@@ -554,22 +555,20 @@ void NodeRuntime::OnAccept(uv_stream_t* server) {
     conn->Close();
     return;
   }
-  inbound_.emplace(conn->id(), Inbound{conn, host, uv_now(loop_.get()), reserved, std::nullopt});
+  inbound_.emplace(conn->id(),
+                   Inbound{conn, host, uv_now(loop_.get()), reserved, reserved, std::nullopt});
   ++per_host_[host];
-  if (reserved) ++reserved_in_use_;
+  if (reserved) {
+    ++reserved_in_use_;
+    ++unproven_per_host_[host];
+  }
   auto on_frame = [this](TcpConnection* c, wire::Envelope&& envelope) {
     OnInboundFrame(c, std::move(envelope));
   };
   conn->SetCallbacks(on_frame,
                      [this](TcpConnection* c, const Status& why) { OnInboundClosed(c, why); });
   if (reserved) {
-    conn->SetEstablishedCallback([](TcpConnection* c) {
-      const PeerIdentity* peer = c->peer_identity();
-      if (peer == nullptr || peer->role != Sender::Role::kMember) {
-        c->Close(Status::Aborted(
-            "only members may use the connections kept for members, and this one is not"));
-      }
-    });
+    conn->SetEstablishedCallback([this](TcpConnection* c) { OnReservedEstablished(c); });
   }
   if (LogEnabled(LogLevel::kDebug)) {
     Log(LogLevel::kDebug,
@@ -591,8 +590,33 @@ std::string NodeRuntime::RefusalFor(const std::string& host, bool* reserved) con
         std::min(options_.member_reserved_connections, options_.max_inbound_connections);
     const size_t open_to_all = options_.max_inbound_connections - reserve;
     *reserved = inbound_.size() - reserved_in_use_ >= open_to_all;
+    auto unproven = unproven_per_host_.find(host);
+    if (*reserved && unproven != unproven_per_host_.end() &&
+        unproven->second >= options_.unproven_reserved_per_host) {
+      return "only the places kept for members are left, and " + std::to_string(unproven->second) +
+             " connections from " + host + " in them have not yet shown themselves members";
+    }
   }
   return "";
+}
+
+void NodeRuntime::OnReservedEstablished(TcpConnection* conn) {
+  auto it = inbound_.find(conn->id());
+  if (it == inbound_.end()) return;
+  const PeerIdentity* peer = conn->peer_identity();
+  if (peer == nullptr || peer->role != Sender::Role::kMember) {
+    conn->Close(Status::Aborted(
+        "only members may use the connections kept for members, and this one is not"));
+    return;
+  }
+  ForgetUnproven(it->second);
+}
+
+void NodeRuntime::ForgetUnproven(Inbound& in) {
+  if (!in.unproven) return;
+  in.unproven = false;
+  auto host = unproven_per_host_.find(in.host);
+  if (host != unproven_per_host_.end() && --host->second == 0) unproven_per_host_.erase(host);
 }
 
 void NodeRuntime::LogRefusal(const std::string& peer, const std::string& why) {
@@ -646,6 +670,7 @@ void NodeRuntime::OnInboundClosed(TcpConnection* conn, const Status& why) {
   auto it = inbound_.find(conn->id());
   if (it == inbound_.end()) return;
   if (it->second.reserved) --reserved_in_use_;
+  ForgetUnproven(it->second);
   auto host = per_host_.find(it->second.host);
   if (host != per_host_.end() && --host->second == 0) per_host_.erase(host);
   inbound_.erase(it);

@@ -83,6 +83,10 @@ struct RuntimeOptions {
   // Of max_inbound_connections, this many are kept for members (TLS only): past the rest, a
   // new connection must prove itself a member or is closed.
   size_t member_reserved_connections = 256;
+  // Of those, connections from one source address that have not yet proven themselves members
+  // (their handshake is under way) hold at most this many, so that a few addresses cannot
+  // keep every member out by holding the places with silent connections.
+  size_t unproven_reserved_per_host = 4;
   // A frame that has begun to arrive (and a TLS handshake) must be complete within this.
   uint64_t frame_deadline_ms = 10'000;
 };
@@ -158,6 +162,7 @@ class NodeRuntime final {
     std::string host;  // source address, without the port
     uint64_t accepted_ms = 0;
     bool reserved = false;         // took a member-reserved place: it must prove itself a member
+    bool unproven = false;         // reserved, and its handshake has not yet shown a member
     std::optional<Sender> sender;  // who the peer is, once known (by the first frame)
   };
   // A dialed connection and the requests sent on it that have not been answered yet, by
@@ -194,6 +199,11 @@ class NodeRuntime final {
   Sender SenderOf(const TcpConnection* conn) const;
   void OnInboundFrame(TcpConnection* conn, wire::Envelope&& envelope);
   void OnInboundClosed(TcpConnection* conn, const Status& why);
+  // A connection in a member-reserved place finished its handshake: it stays as a member or
+  // is closed.
+  void OnReservedEstablished(TcpConnection* conn);
+  // The connection `in` no longer counts among its host's unproven reserved places.
+  void ForgetUnproven(Inbound& in);
   void OnOutboundFrame(const std::string& addr, wire::Envelope envelope);
   void OnOutboundClosed(const std::string& addr, TcpConnection* conn, const Status& why);
   void OnSignal(int signum);
@@ -244,6 +254,8 @@ class NodeRuntime final {
   std::unordered_map<uint64_t, Inbound> inbound_;     // by connection id (ReplyToken)
   std::unordered_map<std::string, size_t> per_host_;  // open inbound connections by host
   size_t reserved_in_use_ = 0;
+  // Member-reserved places held by connections not yet proven members, by host.
+  std::unordered_map<std::string, size_t> unproven_per_host_;
   std::unordered_map<std::string, Outbound> outbound_;  // by peer process address
   // Where each vnode's requests went: (core id * kMaxVnodesPerProcess + vnode) -> (peer
   // address, runtime request id), while they are in flight.

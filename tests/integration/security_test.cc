@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -342,6 +343,62 @@ TEST_F(SecurityTest, AJoinAddressThatNeverFinishesItsHandshakeIsDropped) {
       << "the node kept a dialed connection whose handshake had dribbled in for 8 s";
   peer.reset();  // the node keeps probing the address it was given; now nothing listens there
   EXPECT_TRUE(WaitForRing(cluster(), {addrs[0], node->addr()}));
+}
+
+TEST_F(SecurityTest, StrangersCannotHoldThePlacesKeptForMembers) {
+  // A node takes 24 connections, 16 of them kept for members. A stranger at 127.0.0.2 opens
+  // 24 connections and stays silent (the handshake deadline is 2 min): it gets the 8 places
+  // open to all and at most 4 of those kept for members, so a member at 127.0.0.1 still
+  // reaches the node and joins the ring through it.
+  const int port = PickFreePort();
+  NodeOptions o = TlsNode(port);
+  o.extra_args.insert(o.extra_args.end(),
+                      {"--max-inbound-connections", "24", "--member-reserved-connections", "16",
+                       "--frame-deadline-ms", "120000"});
+  NodeProcess* target = cluster().StartNodeOnPort(port, o, "");
+  ASSERT_NE(target, nullptr);
+  std::vector<RawConnection> stranger(24);
+  for (RawConnection& c : stranger) {
+    std::string error;
+    ASSERT_TRUE(c.Connect(port, &error, "127.0.0.2")) << error;
+  }
+  std::vector<bool> closed(stranger.size(), false);
+  const auto count_closed = [&] {
+    for (size_t i = 0; i < stranger.size(); ++i) {
+      if (!closed[i] && stranger[i].WaitClosedByPeer(milliseconds(10))) closed[i] = true;
+    }
+    return static_cast<size_t>(std::count(closed.begin(), closed.end(), true));
+  };
+  EXPECT_TRUE(PollUntil([&] { return count_closed() >= 24u - 8u - 4u; }, milliseconds(5000)))
+      << "the stranger's silent connections held " << 24 - count_closed() << " places";
+  const int member_port = PickFreePort();
+  NodeProcess* member =
+      cluster().StartNodeOnPort(member_port, TlsNode(member_port), target->addr());
+  ASSERT_NE(member, nullptr) << "a member could not join while a stranger held connections";
+  // Clients, the test's included, find only places kept for members at the target; the member
+  // says where it stands.
+  EXPECT_TRUE(PollUntil(
+      [&] {
+        const auto s = StatusOf(cluster(), member->addr());
+        return s && (*s)["successors"].is_array() && !(*s)["successors"].empty() &&
+               (*s)["successors"][0].value("addr", "") == target->addr() &&
+               (*s)["predecessor"].is_object() &&
+               (*s)["predecessor"].value("addr", "") == target->addr();
+      },
+      milliseconds(10000)))
+      << "the member did not settle next to the target";
+}
+
+TEST_F(SecurityTest, PlacesKeptForMembersCannotOutnumberAllPlaces) {
+  const CommandResult r =
+      RunCommand({CHORD_NODE_BIN, "--listen", LocalAddr(PickFreePort()), "--memory",
+                  "--max-inbound-connections", "20", "--member-reserved-connections", "30"},
+                 cluster().dir(), milliseconds(10000));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--member-reserved-connections must be between 0 and "
+                       "--max-inbound-connections"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(SecurityTest, ANodeRefusesACertificateThatIsNotItsOwn) {
