@@ -501,13 +501,23 @@ void NodeRuntime::SendReply(uint64_t to, const wire::Envelope& reply) {
   }
   auto it = inbound_.find(to);
   if (it == inbound_.end()) return;  // the requester has gone away
+  TcpConnection* conn = it->second.conn;
+  if (it->second.unanswered > 0) --it->second.unanswered;
+  const bool last = it->second.input_ended && it->second.unanswered == 0;
   bool too_large = false;
-  it->second.conn->WriteEnvelope(reply, options_.max_frame_bytes, &too_large);
+  conn->WriteEnvelope(reply, options_.max_frame_bytes, &too_large);  // may close it
   if (too_large) {
-    Log(LogLevel::kWarn, "dropping a reply to " + it->second.conn->peer() +
-                             ": it is larger than the " + std::to_string(options_.max_frame_bytes) +
-                             "-byte frame limit");
+    Log(LogLevel::kWarn, "dropping a reply to " + conn->peer() + ": it is larger than the " +
+                             std::to_string(options_.max_frame_bytes) + "-byte frame limit");
   }
+  if (last) conn->CloseWhenWritten();
+}
+
+void NodeRuntime::OnInboundEnded(TcpConnection* conn) {
+  auto it = inbound_.find(conn->id());
+  if (it == inbound_.end()) return;
+  it->second.input_ended = true;
+  if (it->second.unanswered == 0) conn->CloseWhenWritten();
 }
 
 uint64_t NodeRuntime::Schedule(uint64_t delay_ms, std::function<void()> fn) {
@@ -567,6 +577,7 @@ void NodeRuntime::OnAccept(uv_stream_t* server) {
   };
   conn->SetCallbacks(on_frame,
                      [this](TcpConnection* c, const Status& why) { OnInboundClosed(c, why); });
+  conn->SetEndOfInputCallback([this](TcpConnection* c) { OnInboundEnded(c); });
   if (reserved) {
     conn->SetEstablishedCallback([this](TcpConnection* c) { OnReservedEstablished(c); });
   }
@@ -643,6 +654,7 @@ void NodeRuntime::OnInboundFrame(TcpConnection* conn, wire::Envelope&& envelope)
   // Frames arrive only after the handshake, so who the peer is is known by the first one;
   // it is worked out once per connection, not per request.
   if (!in->second.sender) in->second.sender = SenderOf(conn);
+  ++in->second.unanswered;  // every request is answered once (SendReply)
   const Sender sender = *in->second.sender;
   const uint32_t vnode = envelope.vnode();
   if (vnode >= vnodes_.size()) {

@@ -164,6 +164,8 @@ class NodeRuntime final {
     bool reserved = false;         // took a member-reserved place: it must prove itself a member
     bool unproven = false;         // reserved, and its handshake has not yet shown a member
     std::optional<Sender> sender;  // who the peer is, once known (by the first frame)
+    bool input_ended = false;      // the peer shut down its sending side: close once all answered
+    size_t unanswered = 0;         // requests read from it that have had no reply yet
   };
   // A dialed connection and the requests sent on it that have not been answered yet, by
   // the runtime's request id.
@@ -199,6 +201,9 @@ class NodeRuntime final {
   Sender SenderOf(const TcpConnection* conn) const;
   void OnInboundFrame(TcpConnection* conn, wire::Envelope&& envelope);
   void OnInboundClosed(TcpConnection* conn, const Status& why);
+  // The peer of an accepted connection shut down its sending side: the connection closes once
+  // its requests are answered (or, should one never be, when it has been idle too long).
+  void OnInboundEnded(TcpConnection* conn);
   // A connection in a member-reserved place finished its handshake: it stays as a member or
   // is closed.
   void OnReservedEstablished(TcpConnection* conn);

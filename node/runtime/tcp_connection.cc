@@ -184,9 +184,18 @@ void TcpConnection::Gathered() {
   }
 }
 
+void TcpConnection::CloseWhenWritten() {
+  close_when_written_ = true;
+  CloseIfWritten();
+}
+
+void TcpConnection::CloseIfWritten() {
+  if (close_when_written_ && !closing_ && !in_gather_ && queued_bytes() == 0) Close(Status::Ok());
+}
+
 void TcpConnection::Flush() {
   in_gather_ = false;
-  if (closing_ || gathered_.empty()) return;
+  if (closing_ || gathered_.empty()) return CloseIfWritten();
   // Taken out first: a failing write closes the connection, and Close flushes what is left.
   std::string data = std::move(gathered_);
   gathered_.clear();
@@ -202,6 +211,7 @@ void TcpConnection::Flush() {
     data.clear();
     gathered_ = std::move(data);  // its capacity serves the next turn
   }
+  CloseIfWritten();
 }
 
 void TcpConnection::TryWriteNow() {
@@ -335,6 +345,12 @@ void TcpConnection::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* b
 
 void TcpConnection::HandleRead(ssize_t nread, const uv_buf_t* buf) {
   if (closing_) return;
+  if (nread == UV_EOF && on_end_of_input_ && decoder_.buffered() == 0) {
+    // The peer is done sending; answers still under way may follow.
+    uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+    on_end_of_input_(this);
+    return;
+  }
   if (nread < 0) {
     Close(nread == UV_EOF ? Status::Ok()
                           : Status::IoError(UvError("read failed", static_cast<int>(nread))));
@@ -453,7 +469,8 @@ void TcpConnection::OnWrite(uv_write_t* req, int status) {
   if (conn->output_budget_ != nullptr) {
     conn->output_budget_->Release(write->data.size());
   }
-  if (status < 0) conn->Close(Status::IoError(UvError("write failed", status)));
+  if (status < 0) return conn->Close(Status::IoError(UvError("write failed", status)));
+  conn->CloseIfWritten();
 }
 
 void TcpConnection::OnConnect(uv_connect_t* req, int status) {

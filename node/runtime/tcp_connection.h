@@ -65,6 +65,11 @@ class TcpConnection {
   // stream), InvalidArgument for a protocol violation, Aborted for a peer that does not read
   // and IoError for socket errors.
   using CloseFn = std::function<void(TcpConnection* conn, const Status& why)>;
+  // Called once when the peer has shut down its sending side between frames (end of stream
+  // with no partial frame), if set: the connection stops reading but stays open for what is
+  // still to be written, and the callee decides when to close (CloseWhenWritten). Unset, end
+  // of stream closes the connection.
+  using EndOfInputFn = std::function<void(TcpConnection* conn)>;
 
   // Accepts a pending connection from `server`. Returns nullptr (and cleans up) on failure,
   // with the reason in *error.
@@ -86,6 +91,9 @@ class TcpConnection {
   void SetEstablishedCallback(EstablishedFn on_established) {
     on_established_ = std::move(on_established);
   }
+  void SetEndOfInputCallback(EndOfInputFn on_end_of_input) {
+    on_end_of_input_ = std::move(on_end_of_input);
+  }
 
   // Queues one encoded frame. Returns false if the connection is closing, or if the frame
   // would take the write queue past max_queued_bytes (the connection is then closed).
@@ -97,6 +105,9 @@ class TcpConnection {
   // Closes the connection (idempotent). Queued writes are dropped; the close callback runs
   // before Close() returns; the object is deleted on a later loop iteration.
   void Close(const Status& why = Status::Ok());
+  // Closes once everything queued so far has been handed to the socket (at once if nothing
+  // is); what is written in the meantime goes out with it.
+  void CloseWhenWritten();
   // Closes with a reset: what the kernel still holds to send is discarded, not delivered
   // after we have given up on it. Otherwise like Close.
   void Abort(const Status& why);
@@ -128,6 +139,9 @@ class TcpConnection {
  private:
   struct WriteRequest;
   struct ConnectRequest;
+
+  // Closes if CloseWhenWritten asked for it and nothing is left to write.
+  void CloseIfWritten();
 
   TcpConnection(uv_loop_t* loop, uint64_t id, Options options);
   ~TcpConnection() = default;
@@ -177,6 +191,7 @@ class TcpConnection {
   FrameFn on_frame_;
   CloseFn on_close_;
   EstablishedFn on_established_;
+  EndOfInputFn on_end_of_input_;
   ByteBudget* input_budget_;  // options_'s, or the members' once the peer proved a member
   ByteBudget* output_budget_;
   std::unique_ptr<TlsSession> tls_;
@@ -195,6 +210,7 @@ class TcpConnection {
   bool connected_ = false;
   bool dialed_ = false;
   bool closing_ = false;
+  bool close_when_written_ = false;  // CloseWhenWritten: close once queued_bytes() is 0
 };
 
 }  // namespace chord

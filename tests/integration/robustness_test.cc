@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -186,6 +187,65 @@ TEST_F(RobustnessTest, APipelinedFloodOnOneConnectionTakesTurnsWithTheOthers) {
   ASSERT_TRUE(IsOk(last)) << Describe(last);
   EXPECT_EQ(last->value(), std::to_string(kPuts));
   EXPECT_TRUE(node->IsRunning());
+}
+
+TEST_F(RobustnessTest, AClientThatShutsDownItsSendingSideStillGetsItsAnswers) {
+  // A client may send its requests and then shut down its side of the connection (as
+  // `nc -N` does): the node answers all it was asked, also an answer that needs another
+  // node's reply first (a get of a key the asked node does not own), and then closes.
+  NodeProcess* first = cluster().StartNode(WithReplicas(FastNodes(), 1));
+  ASSERT_NE(first, nullptr);
+  NodeProcess* second = cluster().StartNode(WithReplicas(FastNodes(), 1), first->addr());
+  ASSERT_NE(second, nullptr);
+  const std::vector<std::string> addrs{first->addr(), second->addr()};
+  ASSERT_TRUE(WaitForRing(cluster(), addrs));
+  const std::vector<Member> ring = SortedRing(addrs);
+  std::string key;
+  for (int i = 0; i < 1000 && key.empty(); ++i) {
+    const std::string k = "half-closed " + std::to_string(i);
+    if (OwnerOf(Sha1Hex(k), ring).addr == second->addr()) key = k;
+  }
+  ASSERT_FALSE(key.empty());
+  const std::string value = "answered after the end of input";
+  ChordClient writer(second->addr());
+  ASSERT_TRUE(IsOk(writer.Put(key, value)));
+
+  std::string frames;
+  wire::Envelope get = msg::Get(key);
+  get.set_request_id(1);
+  wire::Envelope status;
+  status.mutable_status();
+  status.set_request_id(2);
+  ASSERT_TRUE(EncodeFrame(get, &frames));
+  ASSERT_TRUE(EncodeFrame(status, &frames));
+  RawConnection client;
+  std::string error;
+  ASSERT_TRUE(client.Connect(first->port(), &error)) << error;
+  ASSERT_EQ(client.Send(frames), frames.size());
+  ASSERT_EQ(::shutdown(client.fd(), SHUT_WR), 0);
+
+  FrameDecoder decoder;
+  wire::Envelope reply;
+  std::map<uint64_t, wire::Envelope> replies;
+  bool closed = false;
+  char buf[65536];
+  for (int guard = 0; !closed && guard < 1000; ++guard) {
+    pollfd pfd{client.fd(), POLLIN, 0};
+    if (::poll(&pfd, 1, 10000) <= 0) break;
+    const ssize_t n = ::recv(client.fd(), buf, sizeof(buf), 0);
+    if (n <= 0) {
+      closed = n == 0;
+      break;
+    }
+    decoder.Feed(std::string_view(buf, static_cast<size_t>(n)));
+    while (decoder.Next(&reply) == FrameDecoder::Result::kFrame)
+      replies[reply.request_id()] = reply;
+  }
+  EXPECT_TRUE(closed) << "the node did not close the connection once it had answered";
+  EXPECT_EQ(replies.count(2), 1u) << "no answer to the status request";
+  ASSERT_EQ(replies.count(1), 1u) << "no answer to the get sent before the end of input";
+  EXPECT_EQ(replies[1].data_resp().code(), wire::OK) << replies[1].ShortDebugString();
+  EXPECT_EQ(replies[1].data_resp().value(), value);
 }
 
 }  // namespace
