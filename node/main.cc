@@ -186,10 +186,12 @@ std::string Validate(const Flags& f, const CLI::App& app) {
   if (f.max_inbound_connections < 1 || f.max_inbound_connections > 65536) {
     return "--max-inbound-connections must be between 1 and 65536; the default is 4096";
   }
-  if (f.member_reserved_connections < 0 ||
-      f.member_reserved_connections > f.max_inbound_connections) {
-    return "--member-reserved-connections must be between 0 and --max-inbound-connections; the "
-           "default is 256";
+  // Not given, the reserve is 256 or all places if there are fewer.
+  if (app.count("--member-reserved-connections") > 0 &&
+      (f.member_reserved_connections < 0 ||
+       f.member_reserved_connections > f.max_inbound_connections)) {
+    return "--member-reserved-connections must be between 0 and --max-inbound-connections (equal "
+           "to it, only members may connect); the default is 256";
   }
   if (f.unproven_reserved_per_host < 1 || f.unproven_reserved_per_host > 65536) {
     return "--unproven-reserved-per-host must be between 1 and 65536; the default is 4";
@@ -429,7 +431,8 @@ int Main(int argc, char** argv) {
   options.frame_deadline_ms = static_cast<uint64_t>(f.frame_deadline_ms);
   options.max_connections_per_host = static_cast<size_t>(f.max_connections_per_host);
   options.max_inbound_connections = static_cast<size_t>(f.max_inbound_connections);
-  options.member_reserved_connections = static_cast<size_t>(f.member_reserved_connections);
+  options.member_reserved_connections =
+      static_cast<size_t>(std::min(f.member_reserved_connections, f.max_inbound_connections));
   options.unproven_reserved_per_host = static_cast<size_t>(f.unproven_reserved_per_host);
   // The ring's connections, the HTTP API's (1024 and the sockets of its walks and watches),
   // RocksDB's files.

@@ -345,17 +345,8 @@ void TcpConnection::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* b
 
 void TcpConnection::HandleRead(ssize_t nread, const uv_buf_t* buf) {
   if (closing_) return;
-  if (nread == UV_EOF && on_end_of_input_ && decoder_.buffered() == 0) {
-    // The peer is done sending; answers still under way may follow.
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
-    on_end_of_input_(this);
-    return;
-  }
-  if (nread < 0) {
-    Close(nread == UV_EOF ? Status::Ok()
-                          : Status::IoError(UvError("read failed", static_cast<int>(nread))));
-    return;
-  }
+  if (nread == UV_EOF) return EndOfInput();
+  if (nread < 0) return Close(Status::IoError(UvError("read failed", static_cast<int>(nread))));
   if (nread == 0) return;  // EAGAIN
   last_read_ms_ = uv_now(loop_);
   const std::string_view bytes(buf->base, static_cast<size_t>(nread));
@@ -371,10 +362,21 @@ void TcpConnection::HandleRead(ssize_t nread, const uv_buf_t* buf) {
     if (closing_) return;
   }
   if (!out.empty()) StartWrite(out);
-  if (!s.ok()) {
-    return Close(s.code() == Status::Code::kAborted ? Status::Ok() : s);  // an orderly TLS close
-  }
+  if (!s.ok() && s.code() != Status::Code::kAborted) return Close(s);
+  // What came before an orderly TLS close (close_notify) is delivered first.
   if (!closing_ && !plain.empty()) Deliver(plain);
+  if (!s.ok() && !closing_) EndOfInput();
+}
+
+void TcpConnection::EndOfInput() {
+  input_ended_ = true;
+  // Frames held for a later turn are delivered first; DeliverHeldBack comes back here.
+  if (held_back_) return;
+  // Without a callback, or in the middle of a frame, end of input closes the connection.
+  if (!on_end_of_input_ || decoder_.buffered() != 0) return Close(Status::Ok());
+  // The peer is done sending; answers still under way may follow.
+  uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+  on_end_of_input_(this);
 }
 
 void TcpConnection::OnEstablished() {
@@ -452,6 +454,7 @@ void TcpConnection::DeliverHeldBack() {
   if (closing_) return;
   Deliver({});
   if (closing_ || held_back_) return;
+  if (input_ended_) return EndOfInput();
   std::string error;
   if (!StartReading(&error)) Close(Status::IoError(error));
 }

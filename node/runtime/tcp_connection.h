@@ -6,9 +6,9 @@
 // appended to one buffer that the gather flushes once per loop turn (without one, each is
 // written at once). A flush writes what the socket takes at once (uv_try_write) and hands only
 // the rest to uv_write, its bytes kept alive until libuv is done with them. A malformed or
-// oversized frame, a socket or TLS error, end of stream, more than `max_queued_bytes` waiting to be
-// written, or a node-wide budget of buffered input or queued output running out closes the
-// connection.
+// oversized frame, a socket or TLS error, end of stream (unless the owner takes it: see
+// EndOfInputFn), more than `max_queued_bytes` waiting to be written, or a node-wide budget of
+// buffered input or queued output running out closes the connection.
 //
 // Lifetime: created on the heap by Accept/Connect and deleted by itself in its uv close
 // callback after Close(); the owner keeps a raw pointer and forgets it when the close
@@ -61,14 +61,14 @@ class TcpConnection {
   // Called for every decoded frame while the connection is open; the frame is the callee's to
   // move from.
   using FrameFn = std::function<void(TcpConnection* conn, wire::Envelope&& envelope)>;
-  // Called once, from Close(). `why` is OK for an orderly close (local Close or end of
-  // stream), InvalidArgument for a protocol violation, Aborted for a peer that does not read
-  // and IoError for socket errors.
+  // Called once, from Close(). `why` is OK for an orderly close (local Close, CloseWhenWritten
+  // or end of stream), InvalidArgument for a protocol violation, Aborted for a peer that does not
+  // read and IoError for socket errors.
   using CloseFn = std::function<void(TcpConnection* conn, const Status& why)>;
-  // Called once when the peer has shut down its sending side between frames (end of stream
-  // with no partial frame), if set: the connection stops reading but stays open for what is
-  // still to be written, and the callee decides when to close (CloseWhenWritten). Unset, end
-  // of stream closes the connection.
+  // Called once when the peer has shut down its sending side between frames (end of stream,
+  // or a TLS close_notify, with no partial frame), if set: the connection stops reading but stays
+  // open for what is still to be written, and the callee decides when to close (CloseWhenWritten).
+  // Unset, end of stream closes the connection.
   using EndOfInputFn = std::function<void(TcpConnection* conn)>;
 
   // Accepts a pending connection from `server`. Returns nullptr (and cleans up) on failure,
@@ -142,6 +142,8 @@ class TcpConnection {
 
   // Closes if CloseWhenWritten asked for it and nothing is left to write.
   void CloseIfWritten();
+  // The peer sends nothing more (end of stream, or a TLS close_notify): see EndOfInputFn.
+  void EndOfInput();
 
   TcpConnection(uv_loop_t* loop, uint64_t id, Options options);
   ~TcpConnection() = default;
@@ -211,6 +213,7 @@ class TcpConnection {
   bool dialed_ = false;
   bool closing_ = false;
   bool close_when_written_ = false;  // CloseWhenWritten: close once queued_bytes() is 0
+  bool input_ended_ = false;         // the peer sends nothing more
 };
 
 }  // namespace chord

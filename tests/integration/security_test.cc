@@ -6,16 +6,22 @@
 // Certificates are made with scripts/certs.sh in each test's own directory.
 
 #include <gtest/gtest.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "protocol/frame.h"
 #include "protocol/messages.h"
 #include "protocol/node_ref.h"
 #include "protocol/tls_context.h"
@@ -399,6 +405,68 @@ TEST_F(SecurityTest, PlacesKeptForMembersCannotOutnumberAllPlaces) {
                        "--max-inbound-connections"),
             std::string::npos)
       << r.err;
+}
+
+TEST_F(SecurityTest, AClientThatClosesItsTlsSendingSideStillGetsItsAnswers) {
+  // A TLS 1.3 client may send its requests and then close its sending side with close_notify
+  // (SSL_shutdown; Go's CloseWrite): the node answers all it was asked, also a get that waits
+  // on another node's answer (the key is the other node's), and then closes.
+  const auto addrs = StartTlsRing(2);
+  ASSERT_EQ(addrs.size(), 2u);
+  const std::vector<Member> ring = SortedRing(addrs);
+  std::string key;
+  for (int i = 0; i < 1000 && key.empty(); ++i) {
+    const std::string k = "close_notify " + std::to_string(i);
+    if (OwnerOf(Sha1Hex(k), ring).addr == addrs[1]) key = k;
+  }
+  ASSERT_FALSE(key.empty());
+  const std::string value = "answered after close_notify";
+  ChordClient writer(addrs[1]);
+  ASSERT_TRUE(IsOk(writer.Put(key, value)));
+
+  std::string frames;
+  wire::Envelope get = msg::Get(key);
+  get.set_request_id(1);
+  wire::Envelope status;
+  status.mutable_status();
+  status.set_request_id(2);
+  ASSERT_TRUE(EncodeFrame(get, &frames));
+  ASSERT_TRUE(EncodeFrame(status, &frames));
+  RawConnection raw;
+  std::string error;
+  ASSERT_TRUE(raw.Connect(cluster().FindByAddr(addrs[0])->port(), &error)) << error;
+  timeval tv{10, 0};  // bounds every read below
+  ASSERT_EQ(::setsockopt(raw.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+  std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(admin_->ctx()), &SSL_free);
+  ASSERT_NE(ssl, nullptr);
+  ASSERT_EQ(SSL_set_fd(ssl.get(), raw.fd()), 1);
+  ASSERT_EQ(SSL_connect(ssl.get()), 1);
+  ASSERT_EQ(SSL_write(ssl.get(), frames.data(), static_cast<int>(frames.size())),
+            static_cast<int>(frames.size()));
+  ASSERT_GE(SSL_shutdown(ssl.get()), 0);  // close_notify sent
+
+  FrameDecoder decoder;
+  wire::Envelope reply;
+  std::map<uint64_t, wire::Envelope> replies;
+  bool closed = false;
+  char buf[16384];
+  for (int guard = 0; guard < 1000; ++guard) {
+    errno = 0;
+    const int n = SSL_read(ssl.get(), buf, sizeof(buf));
+    if (n <= 0) {
+      // The node closes without a close_notify of its own: end of stream, not a read timeout.
+      closed = errno != EAGAIN && errno != EWOULDBLOCK;
+      break;
+    }
+    decoder.Feed(std::string_view(buf, static_cast<size_t>(n)));
+    while (decoder.Next(&reply) == FrameDecoder::Result::kFrame)
+      replies[reply.request_id()] = reply;
+  }
+  EXPECT_TRUE(closed) << "the node did not close the connection once it had answered";
+  EXPECT_EQ(replies.count(2), 1u) << "no answer to the status request";
+  ASSERT_EQ(replies.count(1), 1u) << "no answer to the get sent before close_notify";
+  EXPECT_EQ(replies[1].data_resp().code(), wire::OK) << replies[1].ShortDebugString();
+  EXPECT_EQ(replies[1].data_resp().value(), value);
 }
 
 TEST_F(SecurityTest, ANodeRefusesACertificateThatIsNotItsOwn) {

@@ -513,7 +513,9 @@ TEST(ChordNodeTest, AnOwnerChargesTheWritesItWaitsOnForTheirValuesAndUnknownFiel
   // Direct writes to their key's owner that wait for replicas it cannot reach are held by the
   // owner: each must be charged all it carries, its value (which the owner hands to the record
   // it stores) and fields this build does not know, and new ones refused once the owner holds
-  // its limit. Half of the writes carry 512 KiB of value, half 512 KiB of unknown fields.
+  // its limit. A third of the writes carry 512 KiB of value, a third 512 KiB of unknown fields,
+  // and a third are conditional (if absent: the replicas are read first) with 512 KiB of
+  // unknown fields.
   SimNetwork net(Net(11));
   NodeConfig config = FastConfig(3);
   config.replicas = 3;
@@ -532,8 +534,9 @@ TEST(ChordNodeTest, AnOwnerChargesTheWritesItWaitsOnForTheirValuesAndUnknownFiel
   for (size_t i = 0, n = 0; n < sent && i < 100 * sent; ++i) {
     const std::string key = "key-" + std::to_string(i);
     if (SuccessorOf(Id::Sha1(key), ids) != Id::Sha1(x)) continue;  // owned by another node
-    wire::Envelope e = msg::AsDirect(PutReq(key, n % 2 == 0 ? half : "v"));
-    if (n % 2 == 1) e.GetReflection()->MutableUnknownFields(&e)->AddLengthDelimited(1000, half);
+    wire::Envelope e = msg::AsDirect(PutReq(key, n % 3 == 0 ? half : "v"));
+    if (n % 3 != 0) e.GetReflection()->MutableUnknownFields(&e)->AddLengthDelimited(1000, half);
+    if (n % 3 == 2) e.mutable_put()->set_if_absent(true);
     ++n;
     net.ClientCall(x, std::move(e), 60000, [&](const wire::Envelope* r) {
       if (r == nullptr || !r->has_data_resp()) return;

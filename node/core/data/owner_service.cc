@@ -27,17 +27,23 @@ bool OwnerService::HandleDirect(ReplyToken from, wire::Envelope& request, std::o
   // (R = 1, a refusal); only one that an operation takes over (a write waiting for replicas,
   // a quorum read, a read of the replicas) is remembered, and charged, until it completes.
   serving_ = Serving{id, Requester{from, request.request_id()}, false, decline_miss, false};
-  // Serve may hand the key and value to the record it stores, so their sizes are taken
-  // before; the encoded size of the rest is worked out only for a request that an operation
-  // takes over (most are answered within Serve and never charged).
-  const size_t key_and_value = request.put().key().size() + request.put().value().size() +
-                               request.get().key().size() + request.del().key().size();
+  // A conditional write hands the whole request to the read of the replicas that decides it,
+  // so what it holds is measured before Serve. Any other write hands only its key, value and
+  // writer to the record it stores: their sizes are taken before, and the encoded size of the
+  // rest only if an operation takes the request over (most are answered within Serve and
+  // never charged).
+  const bool hands_over_whole = ConditionOf(request).any();
+  const size_t measured_before =
+      hands_over_whole ? RequestBudget::CostOf(request)
+                       : request.put().key().size() + request.put().value().size() +
+                             request.put().writer().size() + request.del().key().size() +
+                             request.del().writer().size();
   Serve(request, OpRef{OpKind::kDirect, 0, 0, id}, key_id, /*take_fields=*/true);
   const bool declined = serving_.declined;
   if (!serving_.answered && !declined) {
-    // Taken over by an operation: charged until it answers (the key counted at most twice).
+    // Taken over by an operation: charged until it answers.
     Requester& r = requesters_[id] = serving_.requester;
-    r.held_bytes = RequestBudget::CostOf(request) + key_and_value;
+    r.held_bytes = measured_before + (hands_over_whole ? 0 : RequestBudget::CostOf(request));
     ctx_.owned().Charge(r.held_bytes);
   }
   serving_ = Serving{};
