@@ -186,7 +186,7 @@ std::string Validate(const Flags& f, const CLI::App& app) {
   if (f.max_inbound_connections < 1 || f.max_inbound_connections > 65536) {
     return "--max-inbound-connections must be between 1 and 65536; the default is 4096";
   }
-  // Not given, the reserve is 256 or all places if there are fewer.
+  // Not given, the reserve is 256 places, or a quarter of them if there are fewer than 1024.
   if (app.count("--member-reserved-connections") > 0 &&
       (f.member_reserved_connections < 0 ||
        f.member_reserved_connections > f.max_inbound_connections)) {
@@ -376,7 +376,8 @@ int Main(int argc, char** argv) {
                  "Connections the node accepts at once, from everyone; default 4096");
   app.add_option("--member-reserved-connections", f.member_reserved_connections,
                  "With TLS, this many of them are kept for members: once only these are left, a "
-                 "new connection must show a member's certificate; default 256");
+                 "new connection must show a member's certificate; default 256 (a quarter of the "
+                 "places if there are fewer than 1024)");
   app.add_option("--unproven-reserved-per-host", f.unproven_reserved_per_host,
                  "Of the places kept for members, connections from one source address whose "
                  "handshake has not yet shown a member hold at most this many; default 4");
@@ -431,8 +432,10 @@ int Main(int argc, char** argv) {
   options.frame_deadline_ms = static_cast<uint64_t>(f.frame_deadline_ms);
   options.max_connections_per_host = static_cast<size_t>(f.max_connections_per_host);
   options.max_inbound_connections = static_cast<size_t>(f.max_inbound_connections);
-  options.member_reserved_connections =
-      static_cast<size_t>(std::min(f.member_reserved_connections, f.max_inbound_connections));
+  options.member_reserved_connections = static_cast<size_t>(
+      app.count("--member-reserved-connections") > 0
+          ? f.member_reserved_connections
+          : std::min(f.member_reserved_connections, f.max_inbound_connections / 4));
   options.unproven_reserved_per_host = static_cast<size_t>(f.unproven_reserved_per_host);
   // The ring's connections, the HTTP API's (1024 and the sockets of its walks and watches),
   // RocksDB's files.
