@@ -355,14 +355,16 @@ void TcpConnection::HandleRead(ssize_t nread, const uv_buf_t* buf) {
   std::string plain;
   std::string out;
   Status s = tls_->Receive(bytes, &plain, &out);
-  if (s.ok() && !was_established && tls_->established()) {
+  // An orderly TLS close (close_notify) may come in the read that completes the handshake.
+  const bool orderly_end = s.code() == Status::Code::kAborted;
+  if ((s.ok() || orderly_end) && !was_established && tls_->established()) {
     // Who the peer is is checked before anything queued for it leaves (the session encrypts
     // what waited for the handshake into `out`).
     OnEstablished();
     if (closing_) return;
   }
   if (!out.empty()) StartWrite(out);
-  if (!s.ok() && s.code() != Status::Code::kAborted) return Close(s);
+  if (!s.ok() && !orderly_end) return Close(s);
   // What came before an orderly TLS close (close_notify) is delivered first.
   if (!closing_ && !plain.empty()) Deliver(plain);
   if (!s.ok() && !closing_) EndOfInput();

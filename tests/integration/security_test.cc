@@ -6,6 +6,7 @@
 // Certificates are made with scripts/certs.sh in each test's own directory.
 
 #include <gtest/gtest.h>
+#include <openssl/bio.h>
 #include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -451,11 +452,10 @@ TEST_F(SecurityTest, AClientThatClosesItsTlsSendingSideStillGetsItsAnswers) {
   bool closed = false;
   char buf[16384];
   for (int guard = 0; guard < 1000; ++guard) {
-    errno = 0;
     const int n = SSL_read(ssl.get(), buf, sizeof(buf));
     if (n <= 0) {
       // The node closes without a close_notify of its own: end of stream, not a read timeout.
-      closed = errno != EAGAIN && errno != EWOULDBLOCK;
+      closed = SSL_get_error(ssl.get(), n) != SSL_ERROR_WANT_READ;
       break;
     }
     decoder.Feed(std::string_view(buf, static_cast<size_t>(n)));
@@ -467,6 +467,71 @@ TEST_F(SecurityTest, AClientThatClosesItsTlsSendingSideStillGetsItsAnswers) {
   ASSERT_EQ(replies.count(1), 1u) << "no answer to the get sent before close_notify";
   EXPECT_EQ(replies[1].data_resp().code(), wire::OK) << replies[1].ShortDebugString();
   EXPECT_EQ(replies[1].data_resp().value(), value);
+}
+
+TEST_F(SecurityTest, AClientOnAPlaceKeptForMembersIsClosedEvenIfItsHandshakeEndsWithItsInput) {
+  // One place of the node is open to all, and a silent connection holds it; the rest are kept
+  // for members. A client sends the end of its handshake (Finished), a request and a
+  // close_notify in one segment: the node must still see that the peer is not a member and
+  // close the connection, not serve the request.
+  const int port = PickFreePort();
+  NodeOptions o = TlsNode(port);
+  o.extra_args.insert(o.extra_args.end(),
+                      {"--max-inbound-connections", "8", "--member-reserved-connections", "7"});
+  ASSERT_NE(cluster().StartNodeOnPort(port, o, ""), nullptr);
+  // The fixture's status client has closed its connection; the node sees it go at once.
+  std::this_thread::sleep_for(milliseconds(300));
+  RawConnection silent;
+  std::string error;
+  ASSERT_TRUE(silent.Connect(port, &error, "127.0.0.2")) << error;
+  RawConnection raw;  // accepted after the silent one, so on a place kept for members
+  ASSERT_TRUE(raw.Connect(port, &error)) << error;
+  timeval tv{10, 0};  // bounds every read below
+  ASSERT_EQ(::setsockopt(raw.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+  // The client's TLS over memory BIOs, so that its last flight is sent at once with the rest.
+  std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(admin_->ctx()), &SSL_free);
+  ASSERT_NE(ssl, nullptr);
+  BIO* in = BIO_new(BIO_s_mem());
+  BIO* out = BIO_new(BIO_s_mem());
+  SSL_set_bio(ssl.get(), in, out);  // owned by ssl now
+  SSL_set_connect_state(ssl.get());
+  const auto take_output = [&] {
+    std::string bytes(static_cast<size_t>(BIO_pending(out)), '\0');
+    if (!bytes.empty()) BIO_read(out, bytes.data(), static_cast<int>(bytes.size()));
+    return bytes;
+  };
+  char buf[16384];
+  for (int guard = 0; guard < 100 && SSL_do_handshake(ssl.get()) != 1; ++guard) {
+    ASSERT_EQ(SSL_get_error(ssl.get(), -1), SSL_ERROR_WANT_READ);
+    const std::string flight = take_output();
+    ASSERT_EQ(raw.Send(flight), flight.size());  // empty: nothing to send yet
+    const ssize_t n = ::recv(raw.fd(), buf, sizeof(buf), 0);
+    ASSERT_GT(n, 0) << "the node closed the connection during the handshake";
+    BIO_write(in, buf, static_cast<int>(n));
+  }
+  ASSERT_EQ(SSL_is_init_finished(ssl.get()), 1);
+  std::string frame;
+  wire::Envelope status;
+  status.mutable_status();
+  status.set_request_id(1);
+  ASSERT_TRUE(EncodeFrame(status, &frame));
+  ASSERT_EQ(SSL_write(ssl.get(), frame.data(), static_cast<int>(frame.size())),
+            static_cast<int>(frame.size()));
+  ASSERT_GE(SSL_shutdown(ssl.get()), 0);
+  const std::string last = take_output();  // Finished, the request, close_notify
+  ASSERT_EQ(raw.Send(last), last.size());
+  std::string answer;
+  for (int guard = 0; guard < 1000; ++guard) {
+    const ssize_t n = ::recv(raw.fd(), buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    BIO_write(in, buf, static_cast<int>(n));
+  }
+  for (int guard = 0; guard < 1000; ++guard) {
+    const int n = SSL_read(ssl.get(), buf, sizeof(buf));
+    if (n <= 0) break;
+    answer.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_TRUE(answer.empty()) << "a client on a place kept for members was answered";
 }
 
 TEST_F(SecurityTest, ANodeRefusesACertificateThatIsNotItsOwn) {
