@@ -113,6 +113,16 @@ const Member& OwnerOf(const std::string& key_id, const std::vector<Member>& ring
   return ring.front();
 }
 
+std::string KeyOwnedBy(const std::string& owner, const std::vector<std::string>& addrs,
+                       const std::string& prefix) {
+  const std::vector<Member> ring = SortedRing(addrs);
+  for (int i = 0; i < 1000; ++i) {
+    std::string key = prefix + " " + std::to_string(i);
+    if (OwnerOf(Sha1Hex(key), ring).addr == owner) return key;
+  }
+  return "";
+}
+
 namespace {
 size_t IndexOf(const std::string& addr, const std::vector<Member>& ring) {
   for (size_t i = 0; i < ring.size(); ++i) {

@@ -56,6 +56,10 @@ struct Member {
 std::vector<Member> SortedRing(const std::vector<std::string>& addrs);
 // The owner of a key id: the first member whose id >= key_id, wrapping to the first.
 const Member& OwnerOf(const std::string& key_id, const std::vector<Member>& ring);
+// The first key "`prefix` N" (N from 0 to 999) that `owner` owns in the ring of `addrs`; empty
+// if none does.
+std::string KeyOwnedBy(const std::string& owner, const std::vector<std::string>& addrs,
+                       const std::string& prefix);
 // The member before ring[i] / the member whose successor is `addr` (wrapping).
 const Member& PredecessorOf(const std::string& addr, const std::vector<Member>& ring);
 const Member& SuccessorOf(const std::string& addr, const std::vector<Member>& ring);

@@ -18,6 +18,9 @@
 #include <cstring>
 #include <string>
 
+#include "protocol/frame.h"
+#include "protocol/messages.h"
+
 namespace chord::testing {
 
 class RawConnection {
@@ -107,6 +110,19 @@ class RawConnection {
  private:
   int fd_ = -1;
 };
+
+// Two framed requests, a get of `key` (request id 1) and a status request (id 2), as one
+// string to send; empty if they cannot be framed.
+inline std::string GetAndStatusFrames(const std::string& key) {
+  wire::Envelope get = msg::Get(key);
+  get.set_request_id(1);
+  wire::Envelope status;
+  status.mutable_status();
+  status.set_request_id(2);
+  std::string frames;
+  if (!EncodeFrame(get, &frames) || !EncodeFrame(status, &frames)) return "";
+  return frames;
+}
 
 // The 4-byte big-endian length prefix of a frame of `size` bytes.
 inline std::string FrameHeader(uint32_t size) {

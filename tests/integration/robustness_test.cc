@@ -199,25 +199,14 @@ TEST_F(RobustnessTest, AClientThatShutsDownItsSendingSideStillGetsItsAnswers) {
   ASSERT_NE(second, nullptr);
   const std::vector<std::string> addrs{first->addr(), second->addr()};
   ASSERT_TRUE(WaitForRing(cluster(), addrs));
-  const std::vector<Member> ring = SortedRing(addrs);
-  std::string key;
-  for (int i = 0; i < 1000 && key.empty(); ++i) {
-    const std::string k = "half-closed " + std::to_string(i);
-    if (OwnerOf(Sha1Hex(k), ring).addr == second->addr()) key = k;
-  }
+  const std::string key = KeyOwnedBy(second->addr(), addrs, "half-closed");
   ASSERT_FALSE(key.empty());
   const std::string value = "answered after the end of input";
   ChordClient writer(second->addr());
   ASSERT_TRUE(IsOk(writer.Put(key, value)));
 
-  std::string frames;
-  wire::Envelope get = msg::Get(key);
-  get.set_request_id(1);
-  wire::Envelope status;
-  status.mutable_status();
-  status.set_request_id(2);
-  ASSERT_TRUE(EncodeFrame(get, &frames));
-  ASSERT_TRUE(EncodeFrame(status, &frames));
+  const std::string frames = GetAndStatusFrames(key);
+  ASSERT_FALSE(frames.empty());
   RawConnection client;
   std::string error;
   ASSERT_TRUE(client.Connect(first->port(), &error)) << error;

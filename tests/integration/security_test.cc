@@ -414,25 +414,14 @@ TEST_F(SecurityTest, AClientThatClosesItsTlsSendingSideStillGetsItsAnswers) {
   // on another node's answer (the key is the other node's), and then closes.
   const auto addrs = StartTlsRing(2);
   ASSERT_EQ(addrs.size(), 2u);
-  const std::vector<Member> ring = SortedRing(addrs);
-  std::string key;
-  for (int i = 0; i < 1000 && key.empty(); ++i) {
-    const std::string k = "close_notify " + std::to_string(i);
-    if (OwnerOf(Sha1Hex(k), ring).addr == addrs[1]) key = k;
-  }
+  const std::string key = KeyOwnedBy(addrs[1], addrs, "close_notify");
   ASSERT_FALSE(key.empty());
   const std::string value = "answered after close_notify";
   ChordClient writer(addrs[1]);
   ASSERT_TRUE(IsOk(writer.Put(key, value)));
 
-  std::string frames;
-  wire::Envelope get = msg::Get(key);
-  get.set_request_id(1);
-  wire::Envelope status;
-  status.mutable_status();
-  status.set_request_id(2);
-  ASSERT_TRUE(EncodeFrame(get, &frames));
-  ASSERT_TRUE(EncodeFrame(status, &frames));
+  const std::string frames = GetAndStatusFrames(key);
+  ASSERT_FALSE(frames.empty());
   RawConnection raw;
   std::string error;
   ASSERT_TRUE(raw.Connect(cluster().FindByAddr(addrs[0])->port(), &error)) << error;

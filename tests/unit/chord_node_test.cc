@@ -473,6 +473,19 @@ TEST(ChordNodeTest, ClientLookupsUnderWayAtOneNodeAreBounded) {
   EXPECT_LE(refused, sent - 1);
 }
 
+// A client call's callback that counts data answers in *answered, and in *shed those that
+// refused the request because the node holds its limit of requests under way.
+SimNetwork::ClientCallback CountShed(size_t* answered, size_t* shed) {
+  return [answered, shed](const wire::Envelope* r) {
+    if (r == nullptr || !r->has_data_resp()) return;
+    ++*answered;
+    if (r->data_resp().code() == wire::UNAVAILABLE &&
+        r->data_resp().error().find("of requests under way") != std::string::npos) {
+      ++*shed;
+    }
+  };
+}
+
 TEST(ChordNodeTest, FieldsTheNodeDoesNotKnowCountInWhatARequestHolds) {
   // A parsed request keeps the fields this build does not know, and one passed on to its
   // key's owner carries them: a client's gets padded with 1 MiB of such a field each, waiting
@@ -494,14 +507,7 @@ TEST(ChordNodeTest, FieldsTheNodeDoesNotKnowCountInWhatARequestHolds) {
     wire::Envelope e = msg::Get(key);
     e.GetReflection()->MutableUnknownFields(&e)->AddLengthDelimited(1000, padding);
     ASSERT_GT(e.ByteSizeLong(), padding.size());
-    net.ClientCall(x, std::move(e), 60000, [&](const wire::Envelope* r) {
-      if (r == nullptr || !r->has_data_resp()) return;
-      ++answered;
-      if (r->data_resp().code() == wire::UNAVAILABLE &&
-          r->data_resp().error().find("of requests under way") != std::string::npos) {
-        ++shed;
-      }
-    });
+    net.ClientCall(x, std::move(e), 60000, CountShed(&answered, &shed));
   }
   ASSERT_TRUE(net.RunUntil([&] { return answered == sent; }, 60000)) << answered;
   const size_t limit = RequestBudget::HalfLimit(FastConfig(3).max_request_bytes_in_flight);
@@ -538,14 +544,7 @@ TEST(ChordNodeTest, AnOwnerChargesTheWritesItWaitsOnForTheirValuesAndUnknownFiel
     if (n % 3 != 0) e.GetReflection()->MutableUnknownFields(&e)->AddLengthDelimited(1000, half);
     if (n % 3 == 2) e.mutable_put()->set_if_absent(true);
     ++n;
-    net.ClientCall(x, std::move(e), 60000, [&](const wire::Envelope* r) {
-      if (r == nullptr || !r->has_data_resp()) return;
-      ++answered;
-      if (r->data_resp().code() == wire::UNAVAILABLE &&
-          r->data_resp().error().find("of requests under way") != std::string::npos) {
-        ++shed;
-      }
-    });
+    net.ClientCall(x, std::move(e), 60000, CountShed(&answered, &shed));
   }
   ASSERT_TRUE(net.RunUntil([&] { return answered == sent; }, 60000)) << answered;
   const size_t limit = RequestBudget::HalfLimit(config.max_request_bytes_in_flight);
