@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "protocol/frame.h"
@@ -122,6 +123,30 @@ inline std::string GetAndStatusFrames(const std::string& key) {
   std::string frames;
   if (!EncodeFrame(get, &frames) || !EncodeFrame(status, &frames)) return "";
   return frames;
+}
+
+// What a node answered to GetAndStatusFrames, by request id, read with `read(buf, size)` until
+// the node closes the connection (`read` returns 0) or a read fails or times out (below 0);
+// *closed says whether the node closed it. At most 1,000 reads.
+template <typename Read>
+std::map<uint64_t, wire::Envelope> RepliesUntilClosed(Read&& read, bool* closed) {
+  FrameDecoder decoder;
+  wire::Envelope reply;
+  std::map<uint64_t, wire::Envelope> replies;
+  *closed = false;
+  char buf[16384];
+  for (int guard = 0; guard < 1000; ++guard) {
+    const long n = read(buf, sizeof(buf));
+    if (n <= 0) {
+      *closed = n == 0;
+      break;
+    }
+    decoder.Feed(std::string_view(buf, static_cast<size_t>(n)));
+    while (decoder.Next(&reply) == FrameDecoder::Result::kFrame) {
+      replies[reply.request_id()] = reply;
+    }
+  }
+  return replies;
 }
 
 // The 4-byte big-endian length prefix of a frame of `size` bytes.

@@ -213,23 +213,15 @@ TEST_F(RobustnessTest, AClientThatShutsDownItsSendingSideStillGetsItsAnswers) {
   ASSERT_EQ(client.Send(frames), frames.size());
   ASSERT_EQ(::shutdown(client.fd(), SHUT_WR), 0);
 
-  FrameDecoder decoder;
-  wire::Envelope reply;
-  std::map<uint64_t, wire::Envelope> replies;
   bool closed = false;
-  char buf[65536];
-  for (int guard = 0; !closed && guard < 1000; ++guard) {
-    pollfd pfd{client.fd(), POLLIN, 0};
-    if (::poll(&pfd, 1, 10000) <= 0) break;
-    const ssize_t n = ::recv(client.fd(), buf, sizeof(buf), 0);
-    if (n <= 0) {
-      closed = n == 0;
-      break;
-    }
-    decoder.Feed(std::string_view(buf, static_cast<size_t>(n)));
-    while (decoder.Next(&reply) == FrameDecoder::Result::kFrame)
-      replies[reply.request_id()] = reply;
-  }
+  auto replies = RepliesUntilClosed(
+      [&](char* buf, size_t size) -> long {
+        pollfd pfd{client.fd(), POLLIN, 0};
+        if (::poll(&pfd, 1, 10000) <= 0) return -1;
+        const ssize_t n = ::recv(client.fd(), buf, size, 0);
+        return n < 0 ? -1 : static_cast<long>(n);
+      },
+      &closed);
   EXPECT_TRUE(closed) << "the node did not close the connection once it had answered";
   EXPECT_EQ(replies.count(2), 1u) << "no answer to the status request";
   ASSERT_EQ(replies.count(1), 1u) << "no answer to the get sent before the end of input";

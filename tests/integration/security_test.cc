@@ -435,22 +435,15 @@ TEST_F(SecurityTest, AClientThatClosesItsTlsSendingSideStillGetsItsAnswers) {
             static_cast<int>(frames.size()));
   ASSERT_GE(SSL_shutdown(ssl.get()), 0);  // close_notify sent
 
-  FrameDecoder decoder;
-  wire::Envelope reply;
-  std::map<uint64_t, wire::Envelope> replies;
   bool closed = false;
-  char buf[16384];
-  for (int guard = 0; guard < 1000; ++guard) {
-    const int n = SSL_read(ssl.get(), buf, sizeof(buf));
-    if (n <= 0) {
-      // The node closes without a close_notify of its own: end of stream, not a read timeout.
-      closed = SSL_get_error(ssl.get(), n) != SSL_ERROR_WANT_READ;
-      break;
-    }
-    decoder.Feed(std::string_view(buf, static_cast<size_t>(n)));
-    while (decoder.Next(&reply) == FrameDecoder::Result::kFrame)
-      replies[reply.request_id()] = reply;
-  }
+  auto replies = RepliesUntilClosed(
+      [&](char* buf, size_t size) -> long {
+        const int n = SSL_read(ssl.get(), buf, static_cast<int>(size));
+        if (n > 0) return n;
+        // The node closes without a close_notify of its own: end of stream, not a timeout.
+        return SSL_get_error(ssl.get(), n) == SSL_ERROR_WANT_READ ? -1 : 0;
+      },
+      &closed);
   EXPECT_TRUE(closed) << "the node did not close the connection once it had answered";
   EXPECT_EQ(replies.count(2), 1u) << "no answer to the status request";
   ASSERT_EQ(replies.count(1), 1u) << "no answer to the get sent before close_notify";
