@@ -97,11 +97,12 @@ std::vector<std::string> JoinOneByOne(SimNetwork& net, int n, uint64_t gap_ms = 
   return addrs;
 }
 
-// Nodes 1..n joined through node 1, 50 ms apart (successor lists of 3), run until the ring
-// is ideal; its nodes in ring order, or none when it did not get there.
-std::vector<const ChordNode*> IdealRing(SimNetwork& net, int n) {
+// Nodes 1..n with `config` (successor lists of 3) joined through node 1, 50 ms apart, run until the
+// ring is ideal; its nodes in ring order, or none when it did not get there.
+std::vector<const ChordNode*> IdealRing(SimNetwork& net, int n,
+                                        const NodeConfig& config = FastConfig(3)) {
   for (int i = 1; i <= n; ++i) {
-    net.AddNode(Addr(i), FastConfig(3), i == 1 ? "" : Addr(1));
+    net.AddNode(Addr(i), config, i == 1 ? "" : Addr(1));
     net.RunFor(50);
   }
   if (!net.RunUntil([&] { return IsIdeal(net, 3); }, 60000)) return {};
@@ -525,11 +526,7 @@ TEST(ChordNodeTest, AnOwnerChargesTheWritesItWaitsOnForTheirValuesAndUnknownFiel
   SimNetwork net(Net(11));
   NodeConfig config = FastConfig(3);
   config.replicas = 3;
-  for (int i = 1; i <= 3; ++i) {
-    net.AddNode(Addr(i), config, i == 1 ? "" : Addr(1));
-    net.RunFor(50);
-  }
-  ASSERT_TRUE(net.RunUntil([&] { return IsIdeal(net, 3); }, 60000));
+  ASSERT_EQ(IdealRing(net, 3, config).size(), 3u);
   const std::string x = Addr(1);
   const std::vector<Id> ids = SortedIds({Addr(1), Addr(2), Addr(3)});
   net.SetPartition(
