@@ -1,11 +1,24 @@
 #include "protocol/frame.h"
 
+#include <algorithm>
+
+#include "protocol/parse_cost.h"
+
 namespace chord {
 
 namespace {
 // Buffer capacity a decoder keeps between frames.
 constexpr size_t kKeptBufferBytes = 256 << 10;
+
+const ParseCost& EnvelopeParseCost() {
+  static const ParseCost cost(*wire::Envelope::descriptor());
+  return cost;
+}
 }  // namespace
+
+size_t ParseLimitBytes(size_t frame_bytes) {
+  return std::max(kParseFloorBytes, kParseBytesPerFrameByte * frame_bytes);
+}
 
 bool EncodeFrame(const wire::Envelope& envelope, std::string* out, uint32_t max_frame_bytes) {
   const size_t size = envelope.ByteSizeLong();
@@ -45,6 +58,16 @@ FrameDecoder::Result FrameDecoder::Next(wire::Envelope* out) {
     return Result::kError;
   }
   if (available < kFrameHeaderBytes + size) return Result::kNeedMore;
+  const ParseCost& cost = EnvelopeParseCost();
+  if (const size_t limit = ParseLimitBytes(size);
+      size * cost.max_bytes_per_wire_byte() > limit &&
+      cost.Bound({buffer_.data() + consumed_ + kFrameHeaderBytes, size}, limit) > limit) {
+    error_ = "frame of " + std::to_string(size) + " bytes would take more than " +
+             std::to_string(limit) +
+             " bytes of memory to parse (it holds too many small or empty items); send them "
+             "in smaller frames";
+    return Result::kError;
+  }
   out->Clear();
   if (!out->ParseFromArray(p + kFrameHeaderBytes, static_cast<int>(size))) {
     error_ = "frame of " + std::to_string(size) + " bytes is not a valid Envelope";

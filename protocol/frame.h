@@ -15,6 +15,12 @@ namespace chord {
 
 inline constexpr size_t kFrameHeaderBytes = 4;
 inline constexpr uint32_t kDefaultMaxFrameBytes = 16u << 20;  // 16 MiB
+// The memory a frame may take while parsed (ParseCost's estimate, checked before parsing):
+// the floor, or so many times its size if that is more. The largest frames of many small items
+// the nodes send (hand-over batches of 4 MiB, lists of 8 MiB) stay well below the floor.
+inline constexpr size_t kParseFloorBytes = size_t{64} << 20;
+inline constexpr size_t kParseBytesPerFrameByte = 4;
+[[nodiscard]] size_t ParseLimitBytes(size_t frame_bytes);
 
 // Serializes `envelope` behind its length prefix. Returns false (and leaves `out` unchanged)
 // if the encoded payload would exceed `max_frame_bytes`.
@@ -34,8 +40,9 @@ class FrameDecoder {
 
   // Appends bytes read from the connection.
   void Feed(std::string_view bytes);
-  // Extracts the next complete frame. After kError, error() says why and the decoder stays
-  // in the error state.
+  // Extracts the next complete frame. A frame whose parsing would take more memory than
+  // ParseLimitBytes of its size is an error, found before it is parsed. After kError, error()
+  // says why and the decoder stays in the error state.
   [[nodiscard]] Result Next(wire::Envelope* out);
 
   const std::string& error() const { return error_; }

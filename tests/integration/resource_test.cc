@@ -37,6 +37,32 @@ std::optional<uint64_t> RssMiB(pid_t pid) {
   return std::nullopt;
 }
 
+// The node's peak resident memory in MiB (VmHWM), from /proc.
+std::optional<uint64_t> PeakRssMiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) / 1024;
+  }
+  return std::nullopt;
+}
+
+// A whole frame of nearly 16 MiB: a ReplicateRequest (Envelope field 40) of nothing but empty
+// records (its field 2), two bytes each, built byte by byte.
+std::string EmptyRecordsFrame() {
+  const size_t count = ((16u << 20) - 16) / 2;
+  std::string records;
+  records.reserve(2 * count);
+  for (size_t i = 0; i < count; ++i) records += std::string("\x12\x00", 2);
+  std::string payload = "\xc2\x02";  // field 40, length-delimited
+  for (uint64_t n = records.size();; n >>= 7) {
+    payload.push_back(static_cast<char>(n >= 0x80 ? (n & 0x7f) | 0x80 : n));
+    if (n < 0x80) break;
+  }
+  payload += records;
+  return FrameHeader(static_cast<uint32_t>(payload.size())) + payload;
+}
+
 // A whole frame of a put with a 15 MiB value (refused by the node: over 1 MiB).
 std::string BigPutFrame() {
   wire::Envelope put;
@@ -124,6 +150,28 @@ TEST_F(ResourceTest, PartialFramesAreBoundedNodeWide) {
   std::cout << "RSS " << before << " MiB before, at most " << peak << " MiB while 480 MiB of "
             << "partial frames arrived\n";
   ExpectServes(target, "480 MiB of partial frames");
+}
+
+// Parsing a frame of 16 MiB of empty records would take the node some 700 MiB for a moment
+// (45 times the frame): it is refused before it is parsed, its connection closed, and the
+// node's peak memory stays within the frame's own bytes and read buffers.
+TEST_F(ResourceTest, AFrameThatWouldTakeTooMuchMemoryToParseIsRefusedUnparsed) {
+  NodeProcess* target = StartRing();
+  ASSERT_NE(target, nullptr);
+  const std::string frame = EmptyRecordsFrame();
+  const uint64_t before = PeakRssMiB(target->pid()).value_or(0);
+  ASSERT_GT(before, 0u);
+  RawConnection conn;
+  std::string error;
+  ASSERT_TRUE(conn.Connect(target->port(), &error)) << error;
+  conn.Send(frame);
+  EXPECT_TRUE(conn.WaitClosedByPeer(milliseconds(10000)))
+      << "the node kept the connection of a frame of 8 million empty records";
+  const uint64_t after = PeakRssMiB(target->pid()).value_or(0);
+  EXPECT_LT(after, before + 160) << "peak RSS went from " << before << " to " << after << " MiB";
+  std::cout << "peak RSS " << before << " MiB before a 16 MiB frame of empty records, " << after
+            << " MiB after\n";
+  ExpectServes(target, "a frame of empty records");
 }
 
 TEST_F(ResourceTest, AStreamOfFramesIsNotMistakenForASlowOne) {

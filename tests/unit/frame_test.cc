@@ -286,6 +286,49 @@ TEST(FrameTest, EnvelopeWithoutBodyIsAnError) {
   EXPECT_FALSE(dec.error().empty());
 }
 
+// A frame of 16 MiB whose ReplicateRequest holds nothing but empty records (two bytes each)
+// would make the parser allocate some 45 times its size: refused before it is parsed, with the
+// reason. A hand-over batch of 4 MiB of the smallest records a node sends is accepted.
+TEST(FrameTest, AFrameThatWouldTakeTooMuchMemoryToParseIsAnError) {
+  std::string records;
+  records.reserve(kDefaultMaxFrameBytes);
+  const size_t count = (kDefaultMaxFrameBytes - 16) / 2;
+  for (size_t i = 0; i < count; ++i) records += std::string("\x12\x00", 2);  // records = 2
+  std::string payload = "\xc2\x02";  // Envelope.replicate = 40, length-delimited
+  for (uint64_t n = records.size();; n >>= 7) {
+    payload.push_back(static_cast<char>(n >= 0x80 ? (n & 0x7f) | 0x80 : n));
+    if (n < 0x80) break;
+  }
+  payload += records;
+  ASSERT_LE(payload.size(), kDefaultMaxFrameBytes);
+  FrameDecoder dec;
+  dec.Feed(Header(static_cast<uint32_t>(payload.size())) + payload);
+  wire::Envelope got;
+  EXPECT_EQ(dec.Next(&got), Result::kError);
+  EXPECT_NE(dec.error().find("memory to parse"), std::string::npos) << dec.error();
+}
+
+TEST(FrameTest, AHandOverBatchOfTheSmallestRecordsIsAccepted) {
+  wire::Envelope transfer;
+  transfer.set_request_id(7);
+  size_t bytes = 0;
+  for (uint32_t i = 0; bytes < (4u << 20); ++i) {
+    wire::Record* r = transfer.mutable_transfer()->add_records();
+    r->set_key(std::to_string(i));
+    r->set_version((uint64_t{1800000000000} << 16) + i);
+    r->set_writer(std::string(20, 'w'));
+    r->set_deleted(true);
+    bytes += r->key().size() + 32;  // as a node counts a batch (Store::RecordBytes)
+  }
+  std::string frame;
+  ASSERT_TRUE(EncodeFrame(transfer, &frame));
+  FrameDecoder dec;
+  dec.Feed(frame);
+  wire::Envelope got;
+  ASSERT_EQ(dec.Next(&got), Result::kFrame) << dec.error();
+  EXPECT_EQ(got.transfer().records_size(), transfer.transfer().records_size());
+}
+
 TEST(FrameTest, ZeroLengthFrameIsAnError) {
   FrameDecoder dec;
   dec.Feed(Header(0));

@@ -1,0 +1,191 @@
+#include "protocol/parse_cost.h"
+
+#include <google/protobuf/message.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace chord {
+
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+
+// The parser's recursion limit (protobuf's default): deeper input is refused by it.
+constexpr int kMaxDepth = 100;
+// What the allocator adds to every block it hands out, rounding included (at most).
+constexpr size_t kAllocationBytes = 16;
+// A field's slot in a repeated field's array, which grows by doubling.
+constexpr size_t kSlotBytes = 2 * sizeof(void*);
+// A string the parser allocates: its object, and its characters beyond the inline ones.
+constexpr size_t kStringObjectBytes = sizeof(std::string) + kAllocationBytes;
+constexpr size_t kInlineChars = 15;
+// An unknown field: its entry in the message's list of them (which grows by doubling), and
+// that list's own allocation, counted for every unknown field rather than once per message.
+constexpr size_t kUnknownFieldBytes = 2 * 16 + 48;
+// The fewest wire bytes of a field: a one-byte tag and a one-byte length or value.
+constexpr size_t kSmallestFieldBytes = 2;
+
+enum WireType : uint32_t {
+  kVarint = 0,
+  kFixed64 = 1,
+  kLengthDelimited = 2,
+  kStartGroup = 3,
+  kEndGroup = 4,
+  kFixed32 = 5,
+};
+
+bool ReadVarint(const unsigned char** p, const unsigned char* end, uint64_t* out) {
+  uint64_t value = 0;
+  for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+    const unsigned char byte = *(*p)++;
+    value |= uint64_t{byte & 0x7fu} << shift;
+    if ((byte & 0x80u) == 0) {
+      *out = value;
+      return true;
+    }
+  }
+  return false;
+}
+
+size_t StringBytes(size_t length) {
+  return kStringObjectBytes + (length > kInlineChars ? length + 1 + kAllocationBytes : 0);
+}
+
+// The bytes one element of a repeated scalar field takes in its array (which grows by
+// doubling), and the fewest wire bytes of one element in the packed form.
+size_t ElementBytes(const FieldDescriptor& f) {
+  switch (f.cpp_type()) {
+    case FieldDescriptor::CPPTYPE_BOOL:
+      return 2;
+    case FieldDescriptor::CPPTYPE_INT32:
+    case FieldDescriptor::CPPTYPE_UINT32:
+    case FieldDescriptor::CPPTYPE_FLOAT:
+    case FieldDescriptor::CPPTYPE_ENUM:
+      return 2 * 4;
+    default:
+      return 2 * 8;
+  }
+}
+
+size_t PackedWireBytes(const FieldDescriptor& f) {
+  switch (f.type()) {
+    case FieldDescriptor::TYPE_FIXED64:
+    case FieldDescriptor::TYPE_SFIXED64:
+    case FieldDescriptor::TYPE_DOUBLE:
+      return 8;
+    case FieldDescriptor::TYPE_FIXED32:
+    case FieldDescriptor::TYPE_SFIXED32:
+    case FieldDescriptor::TYPE_FLOAT:
+      return 4;
+    default:
+      return 1;  // a varint
+  }
+}
+
+bool IsLengthDelimited(const FieldDescriptor& f) {
+  return f.type() == FieldDescriptor::TYPE_MESSAGE || f.type() == FieldDescriptor::TYPE_STRING ||
+         f.type() == FieldDescriptor::TYPE_BYTES;
+}
+
+}  // namespace
+
+ParseCost::ParseCost(const Descriptor& root) : root_(&root) {
+  Add(root_);
+  // Unknown fields, empty strings in a repeated field, one-byte packed elements: the most any
+  // field that is not a message costs per wire byte.
+  max_bytes_per_wire_byte_ = (kUnknownFieldBytes + kStringObjectBytes) / kSmallestFieldBytes;
+  for (const auto& [type, bytes] : object_bytes_) {
+    max_bytes_per_wire_byte_ =
+        std::max(max_bytes_per_wire_byte_, (bytes + kSlotBytes) / kSmallestFieldBytes);
+  }
+}
+
+void ParseCost::Add(const Descriptor* type) {
+  if (object_bytes_.count(type) != 0) return;
+  const google::protobuf::Message* prototype =
+      google::protobuf::MessageFactory::generated_factory()->GetPrototype(type);
+  object_bytes_[type] =
+      (prototype != nullptr ? prototype->SpaceUsedLong() : 1024) + kAllocationBytes;
+  for (int i = 0; i < type->field_count(); ++i) {
+    const FieldDescriptor* f = type->field(i);
+    if (f->type() == FieldDescriptor::TYPE_MESSAGE) Add(f->message_type());
+  }
+}
+
+size_t ParseCost::Bound(std::string_view wire, size_t limit) const {
+  const auto* p = reinterpret_cast<const unsigned char*>(wire.data());
+  return object_bytes_.at(root_) + Scan(p, p + wire.size(), root_, 0, limit);
+}
+
+size_t ParseCost::Scan(const unsigned char* p, const unsigned char* end, const Descriptor* type,
+                       int depth, size_t limit) const {
+  size_t cost = 0;
+  int groups = 0;  // unknown groups the scan is inside: their fields are unknown ones
+  while (p < end && cost <= limit) {
+    uint64_t tag = 0;
+    if (!ReadVarint(&p, end, &tag)) return cost;
+    const auto wire_type = static_cast<uint32_t>(tag & 7);
+    const uint64_t number = tag >> 3;
+    const FieldDescriptor* f =
+        groups == 0 && number <= static_cast<uint64_t>(FieldDescriptor::kMaxNumber)
+            ? type->FindFieldByNumber(static_cast<int>(number))
+            : nullptr;
+    switch (wire_type) {
+      case kVarint:
+      case kFixed64:
+      case kFixed32: {
+        if (wire_type == kVarint) {
+          uint64_t ignored = 0;
+          if (!ReadVarint(&p, end, &ignored)) return cost;
+        } else {
+          const size_t width = wire_type == kFixed64 ? 8 : 4;
+          if (static_cast<size_t>(end - p) < width) return cost;
+          p += width;
+        }
+        if (f == nullptr || IsLengthDelimited(*f)) {
+          cost += kUnknownFieldBytes;
+        } else if (f->is_repeated()) {
+          cost += ElementBytes(*f);
+        }
+        break;
+      }
+      case kLengthDelimited: {
+        uint64_t length = 0;
+        if (!ReadVarint(&p, end, &length) || length > static_cast<uint64_t>(end - p)) {
+          return cost;
+        }
+        const unsigned char* next = p + length;
+        if (f != nullptr && f->type() == FieldDescriptor::TYPE_MESSAGE) {
+          if (depth + 1 > kMaxDepth) return cost;
+          cost += object_bytes_.at(f->message_type()) + (f->is_repeated() ? kSlotBytes : 0);
+          cost += Scan(p, next, f->message_type(), depth + 1, limit - std::min(cost, limit));
+        } else if (f != nullptr && IsLengthDelimited(*f)) {
+          cost += StringBytes(length) + (f->is_repeated() ? kSlotBytes : 0);
+        } else if (f != nullptr && f->is_repeated()) {  // packed scalars
+          cost += length / PackedWireBytes(*f) * ElementBytes(*f);
+        } else {
+          cost += kUnknownFieldBytes + StringBytes(length);
+        }
+        p = next;
+        break;
+      }
+      case kStartGroup:
+        // Kept as an unknown field holding a set of its own; what it holds is counted as
+        // unknown fields as the scan goes on.
+        ++groups;
+        cost += kUnknownFieldBytes + kStringObjectBytes;
+        break;
+      case kEndGroup:
+        if (groups > 0) --groups;
+        break;
+      default:
+        return cost;  // not a wire type: the parser refuses the message
+    }
+  }
+  return cost;
+}
+
+}  // namespace chord

@@ -1,0 +1,46 @@
+// ParseCost: an upper estimate of the memory that parsing one serialized message takes, read
+// from its wire format with the message type's descriptor before anything is parsed. The
+// parser allocates an object for every submessage and every element of a repeated field, so a
+// frame of empty submessages (two bytes each on the wire) would take some 45 times its size
+// while parsed; FrameDecoder asks for this estimate first and refuses such a frame instead.
+// Immutable once built; any thread may call Bound.
+#ifndef CHORD_PROTOCOL_PARSE_COST_H_
+#define CHORD_PROTOCOL_PARSE_COST_H_
+
+#include <google/protobuf/descriptor.h>
+
+#include <cstddef>
+#include <string_view>
+#include <unordered_map>
+
+namespace chord {
+
+class ParseCost {
+ public:
+  // Tables for `root` and every message type its fields reach (generated types only).
+  explicit ParseCost(const google::protobuf::Descriptor& root);
+
+  // An upper estimate of the bytes the parser allocates for `wire` as a message of the root
+  // type, or, as soon as the estimate passes `limit`, a value above it (the rest is not read).
+  // Bytes that are not a valid encoding are counted up to where they stop being one: the
+  // parser refuses them anyway.
+  [[nodiscard]] size_t Bound(std::string_view wire, size_t limit) const;
+
+  // The most the parser can allocate per byte of wire format, over every field reachable from
+  // the root: a message of size S cannot cost more than S times this.
+  size_t max_bytes_per_wire_byte() const { return max_bytes_per_wire_byte_; }
+
+ private:
+  size_t Scan(const unsigned char* p, const unsigned char* end,
+              const google::protobuf::Descriptor* type, int depth, size_t limit) const;
+  void Add(const google::protobuf::Descriptor* type);
+
+  const google::protobuf::Descriptor* root_;
+  // The bytes one object of each message type takes (its object and the allocator's share).
+  std::unordered_map<const google::protobuf::Descriptor*, size_t> object_bytes_;
+  size_t max_bytes_per_wire_byte_ = 0;
+};
+
+}  // namespace chord
+
+#endif  // CHORD_PROTOCOL_PARSE_COST_H_
