@@ -19,6 +19,9 @@ constexpr int kMaxDepth = 100;
 constexpr size_t kAllocationBytes = 16;
 // A field's slot in a repeated field's array, which grows by doubling.
 constexpr size_t kSlotBytes = 2 * sizeof(void*);
+// A repeated field's array when it is first allocated: room for four elements of eight bytes
+// and its header, whatever the elements; counted with the message that has the field.
+constexpr size_t kFirstArrayBytes = 4 * 8 + 8 + kAllocationBytes;
 // A string the parser allocates: its object, and its characters beyond the inline ones.
 constexpr size_t kStringObjectBytes = sizeof(std::string) + kAllocationBytes;
 constexpr size_t kInlineChars = 15;
@@ -85,6 +88,26 @@ size_t PackedWireBytes(const FieldDescriptor& f) {
   }
 }
 
+// The wire type of one value of `f` outside the packed form.
+uint32_t WireTypeOf(const FieldDescriptor& f) {
+  switch (f.type()) {
+    case FieldDescriptor::TYPE_FIXED64:
+    case FieldDescriptor::TYPE_SFIXED64:
+    case FieldDescriptor::TYPE_DOUBLE:
+      return kFixed64;
+    case FieldDescriptor::TYPE_FIXED32:
+    case FieldDescriptor::TYPE_SFIXED32:
+    case FieldDescriptor::TYPE_FLOAT:
+      return kFixed32;
+    case FieldDescriptor::TYPE_STRING:
+    case FieldDescriptor::TYPE_BYTES:
+    case FieldDescriptor::TYPE_MESSAGE:
+      return kLengthDelimited;
+    default:
+      return kVarint;
+  }
+}
+
 bool IsLengthDelimited(const FieldDescriptor& f) {
   return f.type() == FieldDescriptor::TYPE_MESSAGE || f.type() == FieldDescriptor::TYPE_STRING ||
          f.type() == FieldDescriptor::TYPE_BYTES;
@@ -107,8 +130,11 @@ void ParseCost::Add(const Descriptor* type) {
   if (object_bytes_.count(type) != 0) return;
   const google::protobuf::Message* prototype =
       google::protobuf::MessageFactory::generated_factory()->GetPrototype(type);
-  object_bytes_[type] =
-      (prototype != nullptr ? prototype->SpaceUsedLong() : 1024) + kAllocationBytes;
+  size_t bytes = (prototype != nullptr ? prototype->SpaceUsedLong() : 1024) + kAllocationBytes;
+  for (int i = 0; i < type->field_count(); ++i) {
+    if (type->field(i)->is_repeated()) bytes += kFirstArrayBytes;
+  }
+  object_bytes_[type] = bytes;  // before the types its fields reach: they may reach it again
   for (int i = 0; i < type->field_count(); ++i) {
     const FieldDescriptor* f = type->field(i);
     if (f->type() == FieldDescriptor::TYPE_MESSAGE) Add(f->message_type());
@@ -145,8 +171,8 @@ size_t ParseCost::Scan(const unsigned char* p, const unsigned char* end, const D
           if (static_cast<size_t>(end - p) < width) return cost;
           p += width;
         }
-        if (f == nullptr || IsLengthDelimited(*f)) {
-          cost += kUnknownFieldBytes;
+        if (f == nullptr || WireTypeOf(*f) != wire_type) {
+          cost += kUnknownFieldBytes;  // the parser keeps a value of another wire type as unknown
         } else if (f->is_repeated()) {
           cost += ElementBytes(*f);
         }

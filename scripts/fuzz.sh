@@ -20,7 +20,7 @@ if ! [[ "$SECONDS_EACH" =~ ^[1-9][0-9]*$ ]]; then
   exit 2
 fi
 shift $(($# > 0 ? 1 : 0))
-ALL_TARGETS=(frame_decoder_fuzz node_envelope_fuzz load_input_fuzz http_target_fuzz)
+ALL_TARGETS=(frame_decoder_fuzz parse_cost_fuzz node_envelope_fuzz load_input_fuzz http_target_fuzz)
 TARGETS=("${ALL_TARGETS[@]}")
 if [[ $# -gt 0 ]]; then
   TARGETS=("$@")
