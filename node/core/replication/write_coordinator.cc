@@ -78,6 +78,8 @@ bool WriteCoordinator::Start(const Id& key_id, wire::Record&& record, OpRef requ
     return settled_now();
   }
   w.pending = targets.size();
+  w.sent_to.reserve(targets.size());
+  w.hint_for.reserve(targets.size());
   const uint64_t id = next_id_++;
   ops_.emplace(id, std::move(w));
   for (const NodeRef& t : targets) SendTo(id, t);
