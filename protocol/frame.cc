@@ -10,9 +10,15 @@ namespace {
 // Buffer capacity a decoder keeps between frames.
 constexpr size_t kKeptBufferBytes = 256 << 10;
 
+// The payload length in the frame header at `p`.
+uint32_t HeaderLength(const char* p) {
+  const auto* b = reinterpret_cast<const uint8_t*>(p);
+  return uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 | uint32_t{b[2]} << 8 | uint32_t{b[3]};
+}
+
 const ParseCost& EnvelopeParseCost() {
-  static const ParseCost cost(*wire::Envelope::descriptor());
-  return cost;
+  static const ParseCost* const cost = new ParseCost(*wire::Envelope::descriptor());
+  return *cost;
 }
 }  // namespace
 
@@ -45,13 +51,22 @@ void FrameDecoder::Feed(std::string_view bytes) {
   buffer_.append(bytes);
 }
 
+size_t FrameDecoder::complete_bytes() const {
+  size_t at = consumed_;
+  while (buffer_.size() - at >= kFrameHeaderBytes) {
+    const uint32_t size = HeaderLength(buffer_.data() + at);
+    if (size > max_frame_bytes_ || buffer_.size() - at - kFrameHeaderBytes < size) break;
+    at += kFrameHeaderBytes + size;
+  }
+  return at - consumed_;
+}
+
 FrameDecoder::Result FrameDecoder::Next(wire::Envelope* out) {
   if (!error_.empty()) return Result::kError;
   const size_t available = buffer_.size() - consumed_;
   if (available < kFrameHeaderBytes) return Result::kNeedMore;
   const auto* p = reinterpret_cast<const uint8_t*>(buffer_.data() + consumed_);
-  const uint32_t size =
-      uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | uint32_t{p[3]};
+  const uint32_t size = HeaderLength(buffer_.data() + consumed_);
   if (size > max_frame_bytes_) {
     error_ = "frame of " + std::to_string(size) + " bytes exceeds the maximum of " +
              std::to_string(max_frame_bytes_);
@@ -59,14 +74,23 @@ FrameDecoder::Result FrameDecoder::Next(wire::Envelope* out) {
   }
   if (available < kFrameHeaderBytes + size) return Result::kNeedMore;
   const ParseCost& cost = EnvelopeParseCost();
-  if (const size_t limit = ParseLimitBytes(size);
-      size * cost.max_bytes_per_wire_byte() > limit &&
-      cost.Bound({buffer_.data() + consumed_ + kFrameHeaderBytes, size}, limit) > limit) {
-    error_ = "frame of " + std::to_string(size) + " bytes would take more than " +
-             std::to_string(limit) +
-             " bytes of memory to parse (it holds too many small or empty items); send them "
-             "in smaller frames";
-    return Result::kError;
+  if (const size_t limit = ParseLimitBytes(size); size * cost.max_bytes_per_wire_byte() > limit) {
+    const ParseEstimate estimate =
+        cost.Bound({buffer_.data() + consumed_ + kFrameHeaderBytes, size}, limit);
+    if (estimate.malformed) {
+      // The parser would refuse it too, but only after allocating for all before the fault.
+      error_ = "frame of " + std::to_string(size) +
+               " bytes is not a valid Envelope (a length or a value runs past the end of what "
+               "holds it, or a wire type does not exist)";
+      return Result::kError;
+    }
+    if (estimate.bytes > limit) {
+      error_ = "frame of " + std::to_string(size) + " bytes would take more than " +
+               std::to_string(limit) +
+               " bytes of memory to parse (it holds too many small or empty items); send them "
+               "in smaller frames";
+      return Result::kError;
+    }
   }
   out->Clear();
   if (!out->ParseFromArray(p + kFrameHeaderBytes, static_cast<int>(size))) {

@@ -47,6 +47,9 @@ class FrameDecoder {
 
   const std::string& error() const { return error_; }
   size_t buffered() const { return buffer_.size() - consumed_; }
+  // The bytes of the complete frames at the front of what is buffered (headers included): what
+  // Next would take without more input, short of an error.
+  size_t complete_bytes() const;
   // A new bound for the frames still to come (e.g. once the peer is known to be a client).
   void set_max_frame_bytes(uint32_t max_frame_bytes) { max_frame_bytes_ = max_frame_bytes; }
 

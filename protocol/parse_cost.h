@@ -15,16 +15,24 @@
 
 namespace chord {
 
+// What ParseCost::Bound found.
+struct ParseEstimate {
+  size_t bytes = 0;        // the estimate (above the limit once it passed it)
+  bool malformed = false;  // not a valid encoding: the parser is certain to refuse it
+};
+
 class ParseCost {
  public:
   // Tables for `root` and every message type its fields reach (generated types only).
   explicit ParseCost(const google::protobuf::Descriptor& root);
 
-  // An upper estimate of the bytes the parser allocates for `wire` as a message of the root
-  // type, or, as soon as the estimate passes `limit`, a value above it (the rest is not read).
-  // Bytes that are not a valid encoding are counted up to where they stop being one: the
-  // parser refuses them anyway.
-  [[nodiscard]] size_t Bound(std::string_view wire, size_t limit) const;
+  // An estimate from above of the bytes the parser allocates for `wire` as a message of the
+  // root type, or, as soon as the estimate passes `limit`, a value above it (the rest is not
+  // read). Bytes that cannot be a valid encoding (a length past the end of what holds it, a
+  // cut varint or fixed value, a wire type that does not exist, nesting past the parser's
+  // depth) are `malformed`: the parser refuses them, but only once it has parsed all before
+  // the fault, allocations included, so they must be refused unparsed.
+  [[nodiscard]] ParseEstimate Bound(std::string_view wire, size_t limit) const;
 
   // The most the parser can allocate per byte of wire format, over every field reachable from
   // the root: a message of size S cannot cost more than S times this.
@@ -32,8 +40,9 @@ class ParseCost {
 
  private:
   size_t Scan(const unsigned char* p, const unsigned char* end,
-              const google::protobuf::Descriptor* type, int depth, size_t limit) const;
-  void Add(const google::protobuf::Descriptor* type);
+              const google::protobuf::Descriptor* type, int depth, size_t limit,
+              bool* malformed) const;
+  void AddType(const google::protobuf::Descriptor* type);
 
   const google::protobuf::Descriptor* root_;
   // The bytes one object of each message type takes (its object and the allocator's share).

@@ -26,24 +26,31 @@ Status ReadBacklog::Start(uv_loop_t* loop) {
 void ReadBacklog::Close() {
   closed_ = true;
   held_.clear();
+  held_bytes_ = 0;
   std::fill(resuming_.begin(), resuming_.end(), nullptr);
   idle_.Close();
   turns_.Close();
 }
 
-bool ReadBacklog::Hold(TcpConnection* conn) {
-  if (closed_ || idle_.get() == nullptr) return false;
+bool ReadBacklog::Hold(TcpConnection* conn, size_t bytes) {
+  if (closed_ || idle_.get() == nullptr || bytes > kMaxHeldBytes - held_bytes_) return false;
   if (held_.empty()) {
     uv_idle_start(idle_.get(), [](uv_idle_t* h) {
       if (h->data != nullptr) static_cast<ReadBacklog*>(h->data)->ResumeAll();
     });
   }
-  held_.push_back(conn);
+  held_.push_back({conn, bytes});
+  held_bytes_ += bytes;
   return true;
 }
 
 void ReadBacklog::Remove(TcpConnection* conn) {
-  held_.erase(std::remove(held_.begin(), held_.end(), conn), held_.end());
+  const auto gone = std::remove_if(held_.begin(), held_.end(), [&](const Held& h) {
+    if (h.conn != conn) return false;
+    held_bytes_ -= h.bytes;
+    return true;
+  });
+  held_.erase(gone, held_.end());
   std::replace(resuming_.begin(), resuming_.end(), conn, static_cast<TcpConnection*>(nullptr));
 }
 
@@ -51,7 +58,10 @@ void ReadBacklog::ResumeAll() {
   // A connection resumed may be held again (it still has more than a turn's frames): it
   // registers in held_ for the next turn. Connections are only deleted in the loop's close
   // phase, never while this runs; one that closes meanwhile is removed from resuming_.
-  resuming_.swap(held_);
+  resuming_.clear();
+  for (const Held& h : held_) resuming_.push_back(h.conn);
+  held_.clear();
+  held_bytes_ = 0;
   for (size_t i = 0; i < resuming_.size(); ++i) {
     if (resuming_[i] != nullptr) resuming_[i]->DeliverHeldBack();
   }

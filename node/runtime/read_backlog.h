@@ -26,6 +26,10 @@ class ReadBacklog {
  public:
   // Frames a connection delivers in one turn before the others' turn.
   static constexpr size_t kMaxFramesPerTurn = 128;
+  // Bytes of complete frames all held connections keep for later turns, at most (each holds
+  // at most what it read in one turn): past it a connection is not held, and delivers its
+  // frames at once, as without a backlog. Unfinished frames count in the node's input budget.
+  static constexpr size_t kMaxHeldBytes = size_t{16} << 20;
 
   ReadBacklog() = default;
   ReadBacklog(const ReadBacklog&) = delete;
@@ -38,9 +42,11 @@ class ReadBacklog {
   // The loop's turn: it changes once per turn of the loop.
   uint64_t turn() const { return turn_; }
 
-  // `conn` holds frames for the next turn. False (not held) after Close: the connection then
-  // delivers them at once.
-  bool Hold(TcpConnection* conn);
+  // `conn` holds `bytes` of complete frames for the next turn. False (not held) after Close or
+  // past kMaxHeldBytes: the connection then delivers them at once.
+  bool Hold(TcpConnection* conn, size_t bytes);
+  // The bytes of complete frames the held connections keep.
+  size_t held_bytes() const { return held_bytes_; }
   // `conn` is closing: it must not be resumed any more.
   void Remove(TcpConnection* conn);
 
@@ -50,8 +56,13 @@ class ReadBacklog {
   UvHandle<uv_idle_t> idle_;
   UvHandle<uv_check_t> turns_;
   uint64_t turn_ = 0;
-  std::vector<TcpConnection*> held_;
+  struct Held {
+    TcpConnection* conn = nullptr;
+    size_t bytes = 0;
+  };
+  std::vector<Held> held_;
   std::vector<TcpConnection*> resuming_;
+  size_t held_bytes_ = 0;  // of held_
   bool closed_ = false;
 };
 

@@ -406,17 +406,23 @@ void TcpConnection::Deliver(std::string_view plain) {
   wire::Envelope envelope;
   bool more = true;
   bool completed = false;
+  size_t held_bytes = 0;  // complete frames left for a later turn, when held
+  bool hold_refused = false;
   if (options_.backlog != nullptr && options_.backlog->turn() != frames_turn_) {
     frames_turn_ = options_.backlog->turn();
     frames_in_turn_ = 0;
   }
   while (more && !closing_) {
     if (frames_in_turn_ >= ReadBacklog::kMaxFramesPerTurn && options_.backlog != nullptr &&
-        options_.backlog->Hold(this)) {
-      // The rest waits for the next turn, and reading with it: the other connections first.
-      uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
-      held_back_ = true;
-      break;
+        !hold_refused) {
+      held_bytes = decoder_.complete_bytes();
+      if (options_.backlog->Hold(this, held_bytes)) {
+        // The rest waits for the next turn, and reading with it: the other connections first.
+        uv_read_stop(reinterpret_cast<uv_stream_t*>(&tcp_));
+        held_back_ = true;
+        break;
+      }
+      hold_refused = true;  // the backlog is full: the rest is delivered now, asked once
     }
     switch (decoder_.Next(&envelope)) {
       case FrameDecoder::Result::kNeedMore:
@@ -433,8 +439,11 @@ void TcpConnection::Deliver(std::string_view plain) {
     }
   }
   if (closing_) return;
-  // What waits for the rest of its frame counts against the node-wide input budget.
+  // What waits for the rest of its frame counts against the node-wide input budget; complete
+  // frames held for a later turn count in the backlog's bound instead, so that a pipelining
+  // client is not closed for them while others' unfinished frames fill the budget.
   const size_t buffered = decoder_.buffered();
+  const size_t unfinished = buffered - (held_back_ ? held_bytes : 0);
   // The frame deadline runs from the first byte of the frame still incomplete: a read that
   // completed a frame and began the next starts the clock again.
   if (buffered == 0) {
@@ -443,12 +452,12 @@ void TcpConnection::Deliver(std::string_view plain) {
     partial_since_ms_ = uv_now(loop_);
   }
   if (input_budget_ == nullptr) return;
-  if (buffered > input_charged_ && !input_budget_->Charge(buffered - input_charged_)) {
+  if (unfinished > input_charged_ && !input_budget_->Charge(unfinished - input_charged_)) {
     return Close(Status::Aborted("the node already holds " + std::to_string(input_budget_->used()) +
                                  " bytes of unfinished frames; this connection's is dropped"));
   }
-  if (buffered < input_charged_) input_budget_->Release(input_charged_ - buffered);
-  input_charged_ = buffered;
+  if (unfinished < input_charged_) input_budget_->Release(input_charged_ - unfinished);
+  input_charged_ = unfinished;
 }
 
 void TcpConnection::DeliverHeldBack() {

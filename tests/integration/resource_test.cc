@@ -6,6 +6,8 @@
 // stays under the bound the README states.
 
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <chrono>
@@ -48,14 +50,15 @@ std::optional<uint64_t> PeakRssMiB(pid_t pid) {
 }
 
 // A whole frame of nearly 16 MiB: a ReplicateRequest (Envelope field 40) of nothing but empty
-// records (its field 2), two bytes each, built byte by byte.
-std::string EmptyRecordsFrame() {
+// records (its field 2), two bytes each, built byte by byte; its length `overstated` bytes more
+// than what follows it.
+std::string EmptyRecordsFrame(size_t overstated) {
   const size_t count = ((16u << 20) - 16) / 2;
   std::string records;
   records.reserve(2 * count);
   for (size_t i = 0; i < count; ++i) records += std::string("\x12\x00", 2);
   std::string payload = "\xc2\x02";  // field 40, length-delimited
-  for (uint64_t n = records.size();; n >>= 7) {
+  for (uint64_t n = records.size() + overstated;; n >>= 7) {
     payload.push_back(static_cast<char>(n >= 0x80 ? (n & 0x7f) | 0x80 : n));
     if (n < 0x80) break;
   }
@@ -154,24 +157,91 @@ TEST_F(ResourceTest, PartialFramesAreBoundedNodeWide) {
 
 // Parsing a frame of 16 MiB of empty records would take the node some 700 MiB for a moment
 // (45 times the frame): it is refused before it is parsed, its connection closed, and the
-// node's peak memory stays within the frame's own bytes and read buffers.
+// node's peak memory stays within the frame's own bytes and read buffers. So is the same frame
+// with its records' length one byte past its end, which the parser refuses only once it has
+// allocated every record.
 TEST_F(ResourceTest, AFrameThatWouldTakeTooMuchMemoryToParseIsRefusedUnparsed) {
   NodeProcess* target = StartRing();
   ASSERT_NE(target, nullptr);
-  const std::string frame = EmptyRecordsFrame();
   const uint64_t before = PeakRssMiB(target->pid()).value_or(0);
   ASSERT_GT(before, 0u);
-  RawConnection conn;
-  std::string error;
-  ASSERT_TRUE(conn.Connect(target->port(), &error)) << error;
-  conn.Send(frame);
-  EXPECT_TRUE(conn.WaitClosedByPeer(milliseconds(10000)))
-      << "the node kept the connection of a frame of 8 million empty records";
-  const uint64_t after = PeakRssMiB(target->pid()).value_or(0);
-  EXPECT_LT(after, before + 160) << "peak RSS went from " << before << " to " << after << " MiB";
-  std::cout << "peak RSS " << before << " MiB before a 16 MiB frame of empty records, " << after
-            << " MiB after\n";
+  for (const size_t overstated : {0, 1}) {
+    SCOPED_TRACE("length overstated by " + std::to_string(overstated));
+    RawConnection conn;
+    std::string error;
+    ASSERT_TRUE(conn.Connect(target->port(), &error)) << error;
+    conn.Send(EmptyRecordsFrame(overstated));
+    EXPECT_TRUE(conn.WaitClosedByPeer(milliseconds(10000)))
+        << "the node kept the connection of a frame of 8 million empty records";
+    const uint64_t after = PeakRssMiB(target->pid()).value_or(0);
+    EXPECT_LT(after, before + 160) << "peak RSS went from " << before << " to " << after << " MiB";
+    std::cout << "peak RSS " << before << " MiB before, " << after << " MiB after a 16 MiB frame "
+              << "of empty records (length overstated by " << overstated << ")\n";
+  }
   ExpectServes(target, "a frame of empty records");
+}
+
+// Complete frames a connection holds for its next turn (past the 128 it delivers in one) are
+// not unfinished frames: with the node's 256 MiB budget for those filled by others' partial
+// frames to within 8 KiB, a client that pipelines 3,000 status requests (about 27 KiB, one
+// read) in one write gets every answer rather than being closed for what it waits to deliver.
+TEST_F(ResourceTest, APipeliningClientIsNotClosedForFramesHeldForItsNextTurn) {
+  NodeOptions o = FastNodes();
+  o.extra_args = {"--frame-deadline-ms", "30000", "--idle-timeout-ms", "30000"};
+  NodeProcess* target = cluster().StartNode(o);
+  ASSERT_NE(target, nullptr);
+  addrs_ = {target->addr()};
+  ASSERT_TRUE(WaitForRing(cluster(), addrs_));
+  // Fifteen frames of 16 MiB - 1 sent but for their last byte, and one sent so far that the
+  // budget (256 MiB) has 8 KiB left.
+  constexpr size_t kBudget = size_t{256} << 20;
+  constexpr uint32_t kFrame = (16u << 20) - 1;
+  constexpr size_t kFull = kFrameHeaderBytes + kFrame - 1;
+  const size_t last = kBudget - (8u << 10) - 15 * kFull - kFrameHeaderBytes;
+  std::vector<RawConnection> partial(16);
+  std::string error;
+  for (size_t i = 0; i < partial.size(); ++i) {
+    ASSERT_TRUE(partial[i].Connect(target->port(), &error)) << error;
+    const size_t body = i < 15 ? kFrame - 1 : last;
+    ASSERT_EQ(partial[i].Send(FrameHeader(kFrame) + std::string(body, 'p')),
+              kFrameHeaderBytes + body);
+  }
+  std::this_thread::sleep_for(milliseconds(500));  // read by the node
+  for (RawConnection& conn : partial) {
+    EXPECT_FALSE(conn.WaitClosedByPeer(milliseconds(1))) << "a partial frame was dropped";
+  }
+  constexpr int kRequests = 3000;
+  std::string frames;
+  wire::Envelope status;
+  status.mutable_status();
+  for (int i = 1; i <= kRequests; ++i) {
+    status.set_request_id(static_cast<uint64_t>(i));
+    ASSERT_TRUE(EncodeFrame(status, &frames));
+  }
+  RawConnection client;
+  ASSERT_TRUE(client.Connect(target->port(), &error)) << error;
+  ASSERT_EQ(client.Send(frames), frames.size());
+  FrameDecoder decoder;
+  wire::Envelope reply;
+  int answered = 0;
+  bool closed = false;
+  char buf[65536];
+  for (int guard = 0; guard < 100000 && answered < kRequests && !closed; ++guard) {
+    pollfd pfd{client.fd(), POLLIN, 0};
+    if (::poll(&pfd, 1, 10000) <= 0) break;
+    const ssize_t n = ::recv(client.fd(), buf, sizeof(buf), 0);
+    closed = n <= 0;
+    if (closed) break;
+    decoder.Feed(std::string_view(buf, static_cast<size_t>(n)));
+    while (decoder.Next(&reply) == FrameDecoder::Result::kFrame) {
+      EXPECT_EQ(reply.request_id(), static_cast<uint64_t>(answered + 1));
+      EXPECT_TRUE(reply.has_status_resp());
+      ++answered;
+    }
+  }
+  EXPECT_EQ(answered, kRequests) << (closed ? "the node closed the pipelining client" : "");
+  partial.clear();
+  ExpectServes(target, "a pipelining client beside a full input budget");
 }
 
 TEST_F(ResourceTest, AStreamOfFramesIsNotMistakenForASlowOne) {

@@ -286,20 +286,26 @@ TEST(FrameTest, EnvelopeWithoutBodyIsAnError) {
   EXPECT_FALSE(dec.error().empty());
 }
 
-// A frame of 16 MiB whose ReplicateRequest holds nothing but empty records (two bytes each)
-// would make the parser allocate some 45 times its size: refused before it is parsed, with the
-// reason. A hand-over batch of 4 MiB of the smallest records a node sends is accepted.
-TEST(FrameTest, AFrameThatWouldTakeTooMuchMemoryToParseIsAnError) {
-  std::string records;
-  records.reserve(kDefaultMaxFrameBytes);
+// The payload of a frame of nearly 16 MiB: a ReplicateRequest (Envelope field 40) of nothing
+// but empty records (its field 2), two bytes each; its length `overstated` bytes more than
+// what follows it.
+std::string EmptyRecordsPayload(size_t overstated) {
   const size_t count = (kDefaultMaxFrameBytes - 16) / 2;
-  for (size_t i = 0; i < count; ++i) records += std::string("\x12\x00", 2);  // records = 2
-  std::string payload = "\xc2\x02";  // Envelope.replicate = 40, length-delimited
-  for (uint64_t n = records.size();; n >>= 7) {
+  std::string records;
+  records.reserve(2 * count);
+  for (size_t i = 0; i < count; ++i) records += std::string("\x12\x00", 2);
+  std::string payload = "\xc2\x02";  // field 40, length-delimited
+  for (uint64_t n = records.size() + overstated;; n >>= 7) {
     payload.push_back(static_cast<char>(n >= 0x80 ? (n & 0x7f) | 0x80 : n));
     if (n < 0x80) break;
   }
-  payload += records;
+  return payload + records;
+}
+
+// Such a frame would make the parser allocate some 45 times its size: refused before it is
+// parsed, with the reason.
+TEST(FrameTest, AFrameThatWouldTakeTooMuchMemoryToParseIsAnError) {
+  const std::string payload = EmptyRecordsPayload(0);
   ASSERT_LE(payload.size(), kDefaultMaxFrameBytes);
   FrameDecoder dec;
   dec.Feed(Header(static_cast<uint32_t>(payload.size())) + payload);
@@ -308,6 +314,19 @@ TEST(FrameTest, AFrameThatWouldTakeTooMuchMemoryToParseIsAnError) {
   EXPECT_NE(dec.error().find("memory to parse"), std::string::npos) << dec.error();
 }
 
+// The same frame with its records' length one byte past its end: the parser would refuse it
+// only after allocating every record; it is refused unparsed as not an Envelope.
+TEST(FrameTest, AFrameTheParserWouldRefuseLateIsRefusedUnparsed) {
+  const std::string payload = EmptyRecordsPayload(1);
+  FrameDecoder dec;
+  dec.Feed(Header(static_cast<uint32_t>(payload.size())) + payload);
+  wire::Envelope got;
+  EXPECT_EQ(dec.Next(&got), Result::kError);
+  EXPECT_NE(dec.error().find("runs past the end"), std::string::npos) << dec.error();
+}
+
+// A hand-over batch of 4 MiB (as a node counts it) of the smallest records a node sends is
+// accepted.
 TEST(FrameTest, AHandOverBatchOfTheSmallestRecordsIsAccepted) {
   wire::Envelope transfer;
   transfer.set_request_id(7);
@@ -327,6 +346,28 @@ TEST(FrameTest, AHandOverBatchOfTheSmallestRecordsIsAccepted) {
   wire::Envelope got;
   ASSERT_EQ(dec.Next(&got), Result::kFrame) << dec.error();
   EXPECT_EQ(got.transfer().records_size(), transfer.transfer().records_size());
+}
+
+// complete_bytes: the complete frames at the front of the buffer, headers included; not the
+// frame still arriving, nor anything from a header over the limit on.
+TEST(FrameTest, CompleteBytesCountsTheWholeFramesAtTheFront) {
+  const std::string a = Encode(PutEnvelope(1, "a", "first"));
+  const std::string b = Encode(PutEnvelope(2, "b", std::string(300, 'v')));
+  FrameDecoder dec;
+  EXPECT_EQ(dec.complete_bytes(), 0u);
+  dec.Feed(a + b + b.substr(0, 10));
+  EXPECT_EQ(dec.complete_bytes(), a.size() + b.size());
+  wire::Envelope got;
+  ASSERT_EQ(dec.Next(&got), Result::kFrame);
+  EXPECT_EQ(dec.complete_bytes(), b.size());
+  dec.Feed(b.substr(10));
+  EXPECT_EQ(dec.complete_bytes(), 2 * b.size());
+  ASSERT_EQ(dec.Next(&got), Result::kFrame);
+  ASSERT_EQ(dec.Next(&got), Result::kFrame);
+  EXPECT_EQ(dec.complete_bytes(), 0u);
+  FrameDecoder small(static_cast<uint32_t>(a.size() - kFrameHeaderBytes));
+  small.Feed(a + b + a);
+  EXPECT_EQ(small.complete_bytes(), a.size()) << "counted past a frame over the limit";
 }
 
 TEST(FrameTest, ZeroLengthFrameIsAnError) {

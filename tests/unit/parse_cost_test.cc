@@ -89,7 +89,9 @@ TEST(ParseCostTest, TheBoundCoversWhatTheParserHoldsForTheCostliestEncodings) {
     wire::Envelope parsed;
     ASSERT_TRUE(parsed.ParseFromString(c.wire));
     const size_t held = parsed.SpaceUsedLong();
-    const size_t bound = cost.Bound(c.wire, kNoLimit);
+    const ParseEstimate estimate = cost.Bound(c.wire, kNoLimit);
+    EXPECT_FALSE(estimate.malformed);
+    const size_t bound = estimate.bytes;
     EXPECT_GE(bound, held);
     // Each of these takes several times its size; the most per byte the table allows must
     // cover it.
@@ -122,7 +124,9 @@ TEST(ParseCostTest, TheBoundStaysCloseToWhatTheFramesTheNodesSendTake) {
     wire::Envelope parsed;
     ASSERT_TRUE(parsed.ParseFromString(wire));
     const size_t held = parsed.SpaceUsedLong();
-    const size_t bound = cost.Bound(wire, kNoLimit);
+    const ParseEstimate estimate = cost.Bound(wire, kNoLimit);
+    EXPECT_FALSE(estimate.malformed);
+    const size_t bound = estimate.bytes;
     EXPECT_GE(bound, held);
     EXPECT_LE(bound, 2 * held + 1024) << "the estimate is far above what the parser holds";
     // The batch of tombstones stays below 8 times its size: a 4 MiB batch well within the
@@ -136,23 +140,42 @@ TEST(ParseCostTest, TheBoundStaysCloseToWhatTheFramesTheNodesSendTake) {
 TEST(ParseCostTest, AnEstimateAboveTheLimitStopsAboveIt) {
   const ParseCost cost(*wire::Envelope::descriptor());
   const std::string wire = Field(kReplicate, Repeat(Field(2, ""), 100000));
-  const size_t whole = cost.Bound(wire, kNoLimit);
+  const size_t whole = cost.Bound(wire, kNoLimit).bytes;
   const size_t limit = whole / 10;
-  const size_t stopped = cost.Bound(wire, limit);
+  const size_t stopped = cost.Bound(wire, limit).bytes;
   EXPECT_GT(stopped, limit);
   EXPECT_LT(stopped, whole) << "the scan went on after passing the limit";
 }
 
-TEST(ParseCostTest, MalformedInputIsCountedUpToWhereItBreaks) {
+// Bytes the parser is certain to refuse are malformed: it refuses them only after parsing all
+// before the fault, so an estimate of what lies before it would let through a frame of empty
+// records whose last length runs one byte past the end.
+TEST(ParseCostTest, EncodingsTheParserRefusesAreMalformed) {
   const ParseCost cost(*wire::Envelope::descriptor());
-  const std::string good = Field(kReplicate, Repeat(Field(2, ""), 100));
-  // A length past the end, a truncated varint, a wire type that does not exist.
-  for (const std::string& bad :
-       {good + Tag(40, 2) + Varint(1000) + "x", good + "\xff\xff", good + Tag(5, 7)}) {
+  const std::string records = Repeat(Field(2, ""), 1000);
+  const std::string good = Field(kReplicate, records);
+  const std::string tail = Repeat(Field(1000, ""), 10);
+  const std::vector<std::string> bad = {
+      // The records' length one past the end of the frame.
+      Tag(kReplicate, 2) + Varint(records.size() + 1) + records,
+      // A record whose length runs past the end of the ReplicateRequest holding it (but not
+      // past the frame).
+      Field(kReplicate, records + Tag(2, 2) + Varint(40)) + tail,
+      // Packed elements past the end of their message.
+      Field(kSyncDigestResp, Tag(2, 2) + Varint(100) + Repeat(Varint(1), 20)) + tail,
+      // A string past the end, a cut varint, a cut fixed64, a wire type that does not exist.
+      good + Tag(1000, 2) + Varint(1000) + "x",
+      good + "\xff\xff",
+      good + Tag(1000, 1) + "1234",
+      good + Tag(5, 7),
+  };
+  for (size_t i = 0; i < bad.size(); ++i) {
+    SCOPED_TRACE("encoding " + std::to_string(i));
     wire::Envelope parsed;
-    EXPECT_FALSE(parsed.ParseFromString(bad));
-    EXPECT_GE(cost.Bound(bad, kNoLimit), cost.Bound(good, kNoLimit));
+    EXPECT_FALSE(parsed.ParseFromString(bad[i]));
+    EXPECT_TRUE(cost.Bound(bad[i], kNoLimit).malformed);
   }
+  EXPECT_FALSE(cost.Bound(good + tail, kNoLimit).malformed);
 }
 
 }  // namespace
