@@ -31,6 +31,7 @@ constexpr size_t kInlineChars = 15;
 // the list grows), and that list's own allocation, counted for every unknown field rather than
 // once per message.
 constexpr size_t kUnknownFieldBytes = 3 * 16 + 48;
+static_assert(kUnknownFieldBytes + kStringObjectBytes <= kUnknownFieldHeldBytes);
 // The fewest wire bytes of a field: a one-byte tag and a one-byte length or value.
 constexpr size_t kSmallestFieldBytes = 2;
 

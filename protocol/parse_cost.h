@@ -15,6 +15,11 @@
 
 namespace chord {
 
+// What the parser holds for one field it does not know, beyond the field's bytes, at most: its
+// entry in the message's list of them (with that list's growth and allocation) and, for a
+// length-delimited one, the string holding its bytes.
+inline constexpr size_t kUnknownFieldHeldBytes = 160;
+
 // What ParseCost::Bound found.
 struct ParseEstimate {
   size_t bytes = 0;        // the estimate (above the limit once it passed it)

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "protocol/chord.pb.h"
+#include "protocol/parse_cost.h"
 
 namespace chord {
 
@@ -28,9 +29,28 @@ class RequestBudget {
   static size_t HalfLimit(size_t max_in_flight) { return max_in_flight / 2; }
 
   // The charge for `request` (a get, put or delete): all of its encoded size, fields this build
-  // does not know included (a parsed message keeps them, and a request passed on carries them).
+  // does not know included (a parsed message keeps them, and a request passed on carries them),
+  // and for each such field what holding it apart takes: a request padded with empty ones
+  // holds many times its size.
   static size_t CostOf(const wire::Envelope& request) {
-    return kPerRequestBytes + request.ByteSizeLong();
+    return kPerRequestBytes + request.ByteSizeLong() +
+           kUnknownFieldHeldBytes * UnknownFieldCount(request);
+  }
+  // The fields this build does not know in `request` and the messages it holds (a field within
+  // one of those is kept as its bytes).
+  static size_t UnknownFieldCount(const wire::Envelope& request) {
+    size_t n = UnknownIn(request);
+    switch (request.body_case()) {
+      case wire::Envelope::kPut:
+        return n + UnknownIn(request.put());
+      case wire::Envelope::kDel:
+        return n + UnknownIn(request.del());
+      case wire::Envelope::kGet:
+        n += UnknownIn(request.get());
+        return n + (request.get().has_asker() ? UnknownIn(request.get().asker()) : 0);
+      default:
+        return n;
+    }
   }
   // Whether new requests must be refused.
   bool Full() const { return held_ >= limit_; }
@@ -46,6 +66,10 @@ class RequestBudget {
   }
 
  private:
+  static size_t UnknownIn(const google::protobuf::Message& m) {
+    return static_cast<size_t>(m.GetReflection()->GetUnknownFields(m).field_count());
+  }
+
   size_t limit_;
   size_t held_ = 0;
 };
