@@ -9,6 +9,8 @@
 #ifndef CHORD_NODE_CORE_REQUEST_BUDGET_H_
 #define CHORD_NODE_CORE_REQUEST_BUDGET_H_
 
+#include <google/protobuf/unknown_field_set.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <string>
@@ -36,8 +38,8 @@ class RequestBudget {
     return kPerRequestBytes + request.ByteSizeLong() +
            kUnknownFieldHeldBytes * UnknownFieldCount(request);
   }
-  // The fields this build does not know in `request` and the messages it holds (a field within
-  // one of those is kept as its bytes).
+  // The fields this build does not know in `request` and the messages it holds, with those
+  // inside unknown groups (a length-delimited one is kept as its bytes).
   static size_t UnknownFieldCount(const wire::Envelope& request) {
     size_t n = UnknownIn(request);
     switch (request.body_case()) {
@@ -67,7 +69,17 @@ class RequestBudget {
 
  private:
   static size_t UnknownIn(const google::protobuf::Message& m) {
-    return static_cast<size_t>(m.GetReflection()->GetUnknownFields(m).field_count());
+    return UnknownIn(m.GetReflection()->GetUnknownFields(m));
+  }
+  // An unknown group is parsed into a set of its own, whose fields are held apart too.
+  static size_t UnknownIn(const google::protobuf::UnknownFieldSet& set) {
+    size_t n = static_cast<size_t>(set.field_count());
+    for (int i = 0; i < set.field_count(); ++i) {
+      if (set.field(i).type() == google::protobuf::UnknownField::TYPE_GROUP) {
+        n += UnknownIn(set.field(i).group());
+      }
+    }
+    return n;
   }
 
   size_t limit_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "node/runtime/tcp_connection.h"
 
@@ -27,7 +28,7 @@ void ReadBacklog::Close() {
   closed_ = true;
   held_.clear();
   held_bytes_ = 0;
-  std::fill(resuming_.begin(), resuming_.end(), nullptr);
+  std::fill(resuming_.begin(), resuming_.end(), Held{});
   idle_.Close();
   turns_.Close();
 }
@@ -51,19 +52,24 @@ void ReadBacklog::Remove(TcpConnection* conn) {
     return true;
   });
   held_.erase(gone, held_.end());
-  std::replace(resuming_.begin(), resuming_.end(), conn, static_cast<TcpConnection*>(nullptr));
+  for (Held& h : resuming_) {
+    if (h.conn != conn) continue;
+    held_bytes_ -= h.bytes;
+    h = Held{};
+  }
 }
 
 void ReadBacklog::ResumeAll() {
   // A connection resumed may be held again (it still has more than a turn's frames): it
   // registers in held_ for the next turn. Connections are only deleted in the loop's close
   // phase, never while this runs; one that closes meanwhile is removed from resuming_.
-  resuming_.clear();
-  for (const Held& h : held_) resuming_.push_back(h.conn);
-  held_.clear();
-  held_bytes_ = 0;
+  // What each held is counted until it resumes, so that those resumed first and held again
+  // cannot add to it past the bound.
+  resuming_.swap(held_);
   for (size_t i = 0; i < resuming_.size(); ++i) {
-    if (resuming_[i] != nullptr) resuming_[i]->DeliverHeldBack();
+    TcpConnection* conn = std::exchange(resuming_[i].conn, nullptr);
+    held_bytes_ -= std::exchange(resuming_[i].bytes, 0);
+    if (conn != nullptr) conn->DeliverHeldBack();
   }
   resuming_.clear();
   if (held_.empty() && idle_.get() != nullptr) uv_idle_stop(idle_.get());

@@ -61,8 +61,8 @@ class ReadBacklog {
     size_t bytes = 0;
   };
   std::vector<Held> held_;
-  std::vector<TcpConnection*> resuming_;
-  size_t held_bytes_ = 0;  // of held_
+  std::vector<Held> resuming_;
+  size_t held_bytes_ = 0;  // of held_, and of resuming_ not yet resumed
   bool closed_ = false;
 };
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "protocol/chord.pb.h"
+#include "tests/hostile_payloads.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/dribbling_peer.h"
 #include "tests/integration/raw_connection.h"
@@ -29,40 +30,22 @@
 namespace chord::testing {
 namespace {
 
-// The node's resident memory in MiB (VmRSS), from /proc.
-std::optional<uint64_t> RssMiB(pid_t pid) {
+// A memory figure of the node in MiB from /proc/PID/status: "VmRSS" (resident now), "VmHWM"
+// (its peak).
+std::optional<uint64_t> StatusMiB(pid_t pid, const std::string& field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) / 1024;
+    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1)) / 1024;
   }
   return std::nullopt;
 }
 
-// The node's peak resident memory in MiB (VmHWM), from /proc.
-std::optional<uint64_t> PeakRssMiB(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) / 1024;
-  }
-  return std::nullopt;
-}
+std::optional<uint64_t> RssMiB(pid_t pid) { return StatusMiB(pid, "VmRSS"); }
 
-// A whole frame of nearly 16 MiB: a ReplicateRequest (Envelope field 40) of nothing but empty
-// records (its field 2), two bytes each, built byte by byte; its length `overstated` bytes more
-// than what follows it.
+// A whole frame of nearly 16 MiB of empty records (EmptyRecordsPayload).
 std::string EmptyRecordsFrame(size_t overstated) {
-  const size_t count = ((16u << 20) - 16) / 2;
-  std::string records;
-  records.reserve(2 * count);
-  for (size_t i = 0; i < count; ++i) records += std::string("\x12\x00", 2);
-  std::string payload = "\xc2\x02";  // field 40, length-delimited
-  for (uint64_t n = records.size() + overstated;; n >>= 7) {
-    payload.push_back(static_cast<char>(n >= 0x80 ? (n & 0x7f) | 0x80 : n));
-    if (n < 0x80) break;
-  }
-  payload += records;
+  const std::string payload = EmptyRecordsPayload(16u << 20, overstated);
   return FrameHeader(static_cast<uint32_t>(payload.size())) + payload;
 }
 
@@ -163,7 +146,7 @@ TEST_F(ResourceTest, PartialFramesAreBoundedNodeWide) {
 TEST_F(ResourceTest, AFrameThatWouldTakeTooMuchMemoryToParseIsRefusedUnparsed) {
   NodeProcess* target = StartRing();
   ASSERT_NE(target, nullptr);
-  const uint64_t before = PeakRssMiB(target->pid()).value_or(0);
+  const uint64_t before = StatusMiB(target->pid(), "VmHWM").value_or(0);
   ASSERT_GT(before, 0u);
   for (const size_t overstated : {0, 1}) {
     SCOPED_TRACE("length overstated by " + std::to_string(overstated));
@@ -173,7 +156,7 @@ TEST_F(ResourceTest, AFrameThatWouldTakeTooMuchMemoryToParseIsRefusedUnparsed) {
     conn.Send(EmptyRecordsFrame(overstated));
     EXPECT_TRUE(conn.WaitClosedByPeer(milliseconds(10000)))
         << "the node kept the connection of a frame of 8 million empty records";
-    const uint64_t after = PeakRssMiB(target->pid()).value_or(0);
+    const uint64_t after = StatusMiB(target->pid(), "VmHWM").value_or(0);
     EXPECT_LT(after, before + 160) << "peak RSS went from " << before << " to " << after << " MiB";
     std::cout << "peak RSS " << before << " MiB before, " << after << " MiB after a 16 MiB frame "
               << "of empty records (length overstated by " << overstated << ")\n";
@@ -198,6 +181,7 @@ TEST_F(ResourceTest, APipeliningClientIsNotClosedForFramesHeldForItsNextTurn) {
   constexpr uint32_t kFrame = (16u << 20) - 1;
   constexpr size_t kFull = kFrameHeaderBytes + kFrame - 1;
   const size_t last = kBudget - (8u << 10) - 15 * kFull - kFrameHeaderBytes;
+  const uint64_t before = RssMiB(target->pid()).value_or(0);
   std::vector<RawConnection> partial(16);
   std::string error;
   for (size_t i = 0; i < partial.size(); ++i) {
@@ -206,7 +190,13 @@ TEST_F(ResourceTest, APipeliningClientIsNotClosedForFramesHeldForItsNextTurn) {
     ASSERT_EQ(partial[i].Send(FrameHeader(kFrame) + std::string(body, 'p')),
               kFrameHeaderBytes + body);
   }
-  std::this_thread::sleep_for(milliseconds(500));  // read by the node
+  // Read by the node: its resident memory has grown by nearly all of it (at most 10 s).
+  uint64_t now = before;
+  for (int i = 0; i < 100 && now < before + 250; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+    now = RssMiB(target->pid()).value_or(0);
+  }
+  ASSERT_GE(now, before + 250) << "the node did not read the partial frames";
   for (RawConnection& conn : partial) {
     EXPECT_FALSE(conn.WaitClosedByPeer(milliseconds(1))) << "a partial frame was dropped";
   }

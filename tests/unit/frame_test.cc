@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/hostile_payloads.h"
+
 namespace chord {
 namespace {
 
@@ -286,26 +288,10 @@ TEST(FrameTest, EnvelopeWithoutBodyIsAnError) {
   EXPECT_FALSE(dec.error().empty());
 }
 
-// The payload of a frame of nearly 16 MiB: a ReplicateRequest (Envelope field 40) of nothing
-// but empty records (its field 2), two bytes each; its length `overstated` bytes more than
-// what follows it.
-std::string EmptyRecordsPayload(size_t overstated) {
-  const size_t count = (kDefaultMaxFrameBytes - 16) / 2;
-  std::string records;
-  records.reserve(2 * count);
-  for (size_t i = 0; i < count; ++i) records += std::string("\x12\x00", 2);
-  std::string payload = "\xc2\x02";  // field 40, length-delimited
-  for (uint64_t n = records.size() + overstated;; n >>= 7) {
-    payload.push_back(static_cast<char>(n >= 0x80 ? (n & 0x7f) | 0x80 : n));
-    if (n < 0x80) break;
-  }
-  return payload + records;
-}
-
-// Such a frame would make the parser allocate some 45 times its size: refused before it is
-// parsed, with the reason.
+// A frame of nearly 16 MiB of empty records (EmptyRecordsPayload) would make the parser
+// allocate some 45 times its size: refused before it is parsed, with the reason.
 TEST(FrameTest, AFrameThatWouldTakeTooMuchMemoryToParseIsAnError) {
-  const std::string payload = EmptyRecordsPayload(0);
+  const std::string payload = testing::EmptyRecordsPayload(kDefaultMaxFrameBytes, 0);
   ASSERT_LE(payload.size(), kDefaultMaxFrameBytes);
   FrameDecoder dec;
   dec.Feed(Header(static_cast<uint32_t>(payload.size())) + payload);
@@ -317,7 +303,7 @@ TEST(FrameTest, AFrameThatWouldTakeTooMuchMemoryToParseIsAnError) {
 // The same frame with its records' length one byte past its end: the parser would refuse it
 // only after allocating every record; it is refused unparsed as not an Envelope.
 TEST(FrameTest, AFrameTheParserWouldRefuseLateIsRefusedUnparsed) {
-  const std::string payload = EmptyRecordsPayload(1);
+  const std::string payload = testing::EmptyRecordsPayload(kDefaultMaxFrameBytes, 1);
   FrameDecoder dec;
   dec.Feed(Header(static_cast<uint32_t>(payload.size())) + payload);
   wire::Envelope got;

@@ -46,6 +46,17 @@ TEST(RequestBudgetTest, ARequestPaddedWithEmptyUnknownFieldsIsChargedWhatItHolds
   }
 }
 
+// An unknown group holds its fields apart too: a request padded with one group of 20,000 empty
+// varints (two bytes each) is charged what it holds.
+TEST(RequestBudgetTest, FieldsInsideAnUnknownGroupCount) {
+  std::string group = "\xc3\x3e";                                       // field 1000, start group
+  for (int i = 0; i < 20000; ++i) group += std::string("\x08\x00", 2);  // field 1, varint 0
+  group += "\xc4\x3e";                                                  // field 1000, end group
+  const wire::Envelope parsed = Padded(msg::Put("key", "value"), group);
+  EXPECT_GE(RequestBudget::UnknownFieldCount(parsed), 20001u);
+  EXPECT_GE(RequestBudget::CostOf(parsed), parsed.SpaceUsedLong());
+}
+
 // The body's own unknown fields and the asker's count too: a get whose asker carries the
 // padding, parsed as a node would.
 TEST(RequestBudgetTest, UnknownFieldsInsideTheBodyCount) {
