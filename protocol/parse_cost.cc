@@ -80,22 +80,6 @@ size_t ElementBytes(const FieldDescriptor& f) {
   }
 }
 
-// The fewest wire bytes of one element of `f` in the packed form.
-size_t PackedWireBytes(const FieldDescriptor& f) {
-  switch (f.type()) {
-    case FieldDescriptor::TYPE_FIXED64:
-    case FieldDescriptor::TYPE_SFIXED64:
-    case FieldDescriptor::TYPE_DOUBLE:
-      return 8;
-    case FieldDescriptor::TYPE_FIXED32:
-    case FieldDescriptor::TYPE_SFIXED32:
-    case FieldDescriptor::TYPE_FLOAT:
-      return 4;
-    default:
-      return 1;  // a varint
-  }
-}
-
 // The wire type of one value of `f` outside the packed form.
 uint32_t WireTypeOf(const FieldDescriptor& f) {
   switch (f.type()) {
@@ -116,9 +100,18 @@ uint32_t WireTypeOf(const FieldDescriptor& f) {
   }
 }
 
-bool IsLengthDelimited(const FieldDescriptor& f) {
-  return f.type() == FieldDescriptor::TYPE_MESSAGE || f.type() == FieldDescriptor::TYPE_STRING ||
-         f.type() == FieldDescriptor::TYPE_BYTES;
+bool IsLengthDelimited(const FieldDescriptor& f) { return WireTypeOf(f) == kLengthDelimited; }
+
+// The fewest wire bytes of one element of `f` in the packed form.
+size_t PackedWireBytes(const FieldDescriptor& f) {
+  switch (WireTypeOf(f)) {
+    case kFixed64:
+      return 8;
+    case kFixed32:
+      return 4;
+    default:
+      return 1;  // a varint
+  }
 }
 
 }  // namespace
