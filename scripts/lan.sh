@@ -9,6 +9,8 @@
 #   lan.sh partition A B            cut the nodes of group A off from those of group B, both
 #                                   ways (groups are comma-separated node numbers: 0,1,2)
 #   lan.sh heal                     remove every cut
+#   lan.sh slow I KBIT | fast I     limit what node I sends to KBIT kbit/s (a slow link: a
+#                                   token bucket on its interface) / lift the limit
 #   lan.sh pause I | resume I       SIGSTOP / SIGCONT node I
 #   lan.sh kill I | restart I       SIGKILL node I / start it again on its address and data
 #   lan.sh ctl [ARGS...]            chordctl from the hub (default --node: node 0)
@@ -24,8 +26,9 @@
 #   CHORD_NODE_ARGS  extra chord-node arguments (e.g. --memory --stabilize-ms 300)
 #   CHORD_WAIT_S     how long to wait for a node to answer or exit (default 20)
 #
-# Faults are made with blackhole routes (partitions) and signals (pauses, crashes): this
-# kernel has no netem. Processes are only signalled through the PIDs this script recorded.
+# Faults are made with blackhole routes (partitions), a token-bucket filter (slow links) and
+# signals (pauses, crashes): this kernel has no netem. Processes are only signalled through the
+# PIDs this script recorded.
 set -euo pipefail
 
 TAG="${CHORD_LAN_TAG:-0}"
@@ -203,6 +206,26 @@ cmd_heal() {
   echo "healed every partition"
 }
 
+cmd_slow() {
+  check_root
+  local i=${1:-} kbit=${2:-}
+  check_node "$i"
+  [[ "$kbit" =~ ^[0-9]+$ && "$kbit" -ge 64 && "$kbit" -le 10000000 ]] ||
+    die "give the rate in kbit/s, 64 to 10000000: lan.sh slow I KBIT"
+  # Bursts of 32 KiB; what waits longer than 2 s for the bucket is dropped (TCP sends it again).
+  ip netns exec "$(ns_of "$i")" tc qdisc replace dev eth0 root tbf rate "${kbit}kbit" \
+    burst 32kb latency 2000ms
+  echo "node $i sends at most $kbit kbit/s"
+}
+
+cmd_fast() {
+  check_root
+  local i=${1:-}
+  check_node "$i"
+  ip netns exec "$(ns_of "$i")" tc qdisc del dev eth0 root 2>/dev/null || true
+  echo "node $i sends at full speed"
+}
+
 signal_node() {
   local sig=$1 i=$2 pid
   check_node "$i"
@@ -272,6 +295,8 @@ case "$command" in
 up) cmd_up "$@" ;;
 partition) cmd_partition "$@" ;;
 heal) cmd_heal ;;
+slow) cmd_slow "$@" ;;
+fast) cmd_fast "${1:-}" ;;
 pause) signal_node STOP "${1:-}" ;;
 resume) signal_node CONT "${1:-}" ;;
 kill) signal_node KILL "${1:-}" ;;

@@ -68,14 +68,14 @@ void HandOver::ForLeave(const NodeRef& to, OpRef parent) {
 }
 
 void HandOver::Send(Batch batch, const std::optional<Id>& after) {
-  // One batch of at most transfer_batch_bytes (Store::ReadPage: more only by keys sharing the
-  // last one's SHA-1); once acknowledged, the next batch continues after the last id sent,
-  // until nothing is left; the last batch is marked `last`.
+  // One batch of at most transfer_batch_bytes, less on a slow link (LinkPace; Store::ReadPage:
+  // more only by keys sharing the last one's SHA-1); once acknowledged, the next batch
+  // continues after the last id sent, until nothing is left; the last batch is marked `last`.
   const auto range = ctx_.ring.HandOverRange(batch.to, batch.for_leave);
   StorePage page;
   if (range) {
-    auto read = ctx_.records.ReadPage(*range, after,
-                                      PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX});
+    auto read = ctx_.records.ReadPage(
+        *range, after, PageLimits{ctx_.pace.BatchBytes(batch.to.process()), SIZE_MAX});
     if (!read.ok()) {
       ctx_.Log(LogLevel::kError, "cannot read keys to hand over: " + read.status().message());
       return Finish(batch, false);
@@ -114,6 +114,7 @@ void HandOver::Send(Batch batch, const std::optional<Id>& after) {
     }
     t->set_missing_overflow_ms(list.overflow_ms_left);
   }
+  batch.wire_bytes = transfer.ByteSizeLong();
   ctx_.out.Send(batch.to, std::move(transfer), ctx_.config.transfer_timeout_ms,
                 OpRef{OpKind::kHandOver, 0, 0, batch.id});
   current_ = std::move(batch);
@@ -132,8 +133,11 @@ void HandOver::OnRpc(OpRef op, const wire::Envelope* response) {
   if (!ok) {
     ctx_.Log(LogLevel::kWarn, "hand-over of " + std::to_string(batch.sent.size()) + " keys to " +
                                   batch.to.Describe() + " failed; keeping them");
+    // Unanswered: perhaps the batch took too long on the wire (a slow link); smaller next time.
+    if (response == nullptr) ctx_.pace.Failed(batch.to.process());
     Finish(batch, false);
   } else {
+    ctx_.pace.Answered(batch.to.process(), batch.wire_bytes, ctx_.now.mono_ms - batch.started_ms);
     batch.refused += DropSent(batch, response->transfer_resp());
     ctx_.counters.keys_sent += batch.sent.size();
     ctx_.counters.bytes_sent += batch.bytes;

@@ -61,7 +61,8 @@ class HandOver {
     bool keep_copies = false;
     OpRef parent;
     std::vector<RecordStamp> sent;
-    uint64_t bytes = 0;
+    uint64_t bytes = 0;       // of the records
+    uint64_t wire_bytes = 0;  // of the whole message (LinkPace)
     bool more = false;
     uint64_t started_ms = 0;
     uint64_t refused = 0;  // records the receiver refused in this hand-over's batches so far

@@ -1,6 +1,7 @@
 // NodeContext: what every part of a ChordNode shares: the configuration, the driver's time of
 // the current step, the ring state, the records and their version clock, the outbox, timers
-// and completions, counters and metrics, and the node's seeded random source. Owned by the
+// and completions, counters and metrics, the pace of bulk messages to each peer, and the
+// node's seeded random source. Owned by the
 // ChordNode; its parts hold a reference and use what their job needs. Not thread-safe.
 #ifndef CHORD_NODE_CORE_NODE_CONTEXT_H_
 #define CHORD_NODE_CORE_NODE_CONTEXT_H_
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "node/core/completions.h"
+#include "node/core/link_pace.h"
 #include "node/core/node_config.h"
 #include "node/core/node_counters.h"
 #include "node/core/node_metrics.h"
@@ -33,6 +35,8 @@ struct NodeContext {
         ring(std::move(self), cfg.successors),
         records(store, &versions, &config, &now, &watches),
         out(&ring.self, &now, &metrics, &counters),
+        pace(cfg.transfer_batch_bytes, cfg.rpc_timeout_ms),
+        pull_pace(cfg.transfer_batch_bytes, cfg.rpc_timeout_ms),
         rng(seed),
         own_coordinated_(RequestBudget::HalfLimit(cfg.max_request_bytes_in_flight)),
         own_owned_(RequestBudget::HalfLimit(cfg.max_request_bytes_in_flight)) {}
@@ -50,6 +54,10 @@ struct NodeContext {
   Outbox out;
   Timers timers;
   Completions completions;
+  // How large a bulk message to each peer process may be (LinkPace), and a page of records it
+  // answers us with (the other direction of the link).
+  LinkPace pace;
+  LinkPace pull_pace;
   // Requests under way (RequestBudget), in two halves: those this node coordinates for its
   // clients (DataService) and those it serves as owner (OwnerService), so that a client's
   // flood of requests for keys elsewhere does not shut out the node's own range. The node's

@@ -47,6 +47,10 @@ class AntiEntropy {
     std::vector<wire::Record> theirs;  // the replica's versions of those arcs (no values)
     int pages_left = 0;
     size_t pushed = 0;  // records sent to it
+    // When the last pull or push was sent and the bytes of records that push carried, to time
+    // the link (LinkPace).
+    uint64_t sent_ms = 0;
+    uint64_t pushed_bytes = 0;
     // Where this round's pull and push begin: after the cursor the last push left (none: at
     // the start of the differing pieces).
     std::optional<Id> start;

@@ -95,8 +95,10 @@ void Cleanup::Drop(const Id& from, const Id& to, std::vector<NodeRef> holders) {
   // they erased here.
   std::optional<Id> after;
   if (resume_ && resume_->from == from && resume_->to == to) after = resume_->after;
+  // As large as the slowest holder's link takes (LinkPace, learnt by hand-overs and
+  // anti-entropy).
   auto page = ctx_.records.ReadPage(
-      KeyRange{from, to}, after, PageLimits{ctx_.config.transfer_batch_bytes, SIZE_MAX},
+      KeyRange{from, to}, after, PageLimits{ctx_.pace.BatchBytesForAll(holders), SIZE_MAX},
       [this](const Id& id, const wire::Record&) { return !ctx_.ring.Owns(id); });
   if (!page.ok()) return Advance(std::nullopt);
   if (page->records.empty()) {

@@ -22,7 +22,9 @@ void HintDeliverer::Round() {
     if (started >= kMaxTargetsPerRound) break;
     TargetState& state = targets_[target.addr];
     if (state.in_flight || state.next_try_ms > now) continue;
-    auto page = hints_.Page(target, kBatchBytes, kBatchRecords);
+    // Within what the member's link carries in time (LinkPace, learnt by bulk exchanges).
+    auto page = hints_.Page(target, std::min(kBatchBytes, ctx_.pace.BatchBytes(target.process())),
+                            kBatchRecords);
     if (!page.ok()) {
       ctx_.Log(LogLevel::kError,
                "cannot read the hints kept for " + target.addr + ": " + page.status().message());

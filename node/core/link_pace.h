@@ -1,0 +1,64 @@
+// LinkPace: how many bytes of records one bulk message between this node and a peer process
+// may carry, so that it crosses the link in about a quarter of the RPC deadline. A short
+// request of ring maintenance to the same process waits behind it on the connection the two
+// share: on a slow link a 4 MiB batch kept it waiting past its deadline, the connection was
+// reset and the batch failed with it, again and again. One LinkPace serves one direction (the
+// node keeps one for what it sends and one for the pages it asks peers for).
+//
+// The pace is learnt per peer process from the bulk exchanges the node times itself: an
+// exchange that carried at least half the current size and was answered within the target
+// time lets the next one be twice as large (up to the configured transfer_batch_bytes, where
+// every peer starts); one answered later sets the next to what the link carried in the target
+// time; an unanswered one cuts it to an eighth. Smaller exchanges say nothing about the link
+// (their time is queueing and round trips) and are ignored. Never below kMinBytes, nor above
+// the configured size. Pure logic fed with the node's clock; the node's thread.
+#ifndef CHORD_NODE_CORE_LINK_PACE_H_
+#define CHORD_NODE_CORE_LINK_PACE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/node_ref.h"
+
+namespace chord {
+
+class LinkPace {
+ public:
+  // No bulk message is cut below this, or below the configured size if that is smaller (a few
+  // records still go at a time on any link).
+  static constexpr size_t kMinBytes = size_t{16} << 10;
+  // Peers whose pace is below the configured size, at most; past it one is forgotten (back
+  // at the full size) for each new one.
+  static constexpr size_t kMaxPeers = 1024;
+
+  // `max_bytes`: the configured batch size; `rpc_timeout_ms`: a short request's deadline.
+  LinkPace(size_t max_bytes, uint64_t rpc_timeout_ms);
+
+  // The bytes of records the next bulk message with `process` (HOST:PORT) may carry.
+  [[nodiscard]] size_t BatchBytes(std::string_view process) const;
+  // The smallest of BatchBytes over the processes of `peers` (one message for all of them).
+  [[nodiscard]] size_t BatchBytesForAll(const std::vector<NodeRef>& peers) const;
+  // A bulk exchange with `process` that carried `bytes` over the link was answered
+  // `elapsed_ms` after it was sent.
+  void Answered(std::string_view process, uint64_t bytes, uint64_t elapsed_ms);
+  // A bulk exchange with `process` was not answered (in time, or the connection was lost).
+  void Failed(std::string_view process);
+  // The time a bulk message should take on the wire.
+  uint64_t target_ms() const { return target_ms_; }
+
+ private:
+  void Set(std::string_view process, size_t bytes);
+
+  size_t max_bytes_;
+  size_t min_bytes_;
+  uint64_t target_ms_;
+  std::unordered_map<std::string, size_t> paced_;  // peers below max_bytes_ only
+};
+
+}  // namespace chord
+
+#endif  // CHORD_NODE_CORE_LINK_PACE_H_
