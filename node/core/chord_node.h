@@ -98,6 +98,10 @@ class ChordNode {
   void ShareBudgets(RequestBudget* coordinated, RequestBudget* owned) {
     ctx_.ShareBudgets(coordinated, owned);
   }
+  // The paces of bulk messages (LinkPace) to and from each peer process: a process's, shared
+  // by its vnodes, which share its connections. Before the first input; they must outlive the
+  // node.
+  void SharePaces(LinkPace* pace, LinkPace* pull_pace) { ctx_.SharePaces(pace, pull_pace); }
   // The count of keys the process's expiry indexes refused for lack of room, shared by its
   // vnodes, which share its store (ExpiryIndex::ShareRefusals). Before the first input; it
   // must outlive the node.

@@ -5,13 +5,14 @@
 // reset and the batch failed with it, again and again. One LinkPace serves one direction (the
 // node keeps one for what it sends and one for the pages it asks peers for).
 //
-// The pace is learnt per peer process from the bulk exchanges the node times itself: an
-// exchange that carried at least half the current size and was answered within the target
-// time lets the next one be twice as large (up to the configured transfer_batch_bytes, where
-// every peer starts); one answered later sets the next to what the link carried in the target
-// time; an unanswered one cuts it to an eighth. Smaller exchanges say nothing about the link
-// (their time is queueing and round trips) and are ignored. Never below kMinBytes, nor above
-// the configured size. Pure logic fed with the node's clock; the node's thread.
+// The pace is learnt per peer process from the bulk exchanges the node times itself: after an
+// exchange that carried at least half the current size, the next may carry what the link
+// carried in the target time (bytes over the time to the answer), at most twice as much as
+// this one; every peer starts at the configured transfer_batch_bytes. An unanswered one of
+// that size cuts it to an eighth. Smaller exchanges say nothing about the link (their time is
+// queueing and round trips; their failure a dead peer) and are ignored. Never below
+// kMinBytes, nor above the configured size. Pure logic fed with the node's clock; the
+// thread of the nodes that share it.
 #ifndef CHORD_NODE_CORE_LINK_PACE_H_
 #define CHORD_NODE_CORE_LINK_PACE_H_
 
@@ -45,10 +46,11 @@ class LinkPace {
   // A bulk exchange with `process` that carried `bytes` over the link was answered
   // `elapsed_ms` after it was sent.
   void Answered(std::string_view process, uint64_t bytes, uint64_t elapsed_ms);
-  // A bulk exchange with `process` was not answered (in time, or the connection was lost).
-  void Failed(std::string_view process);
+  // A bulk exchange with `process` that was to carry `bytes` was not answered (in time, or the
+  // connection was lost).
+  void Failed(std::string_view process, uint64_t bytes);
   // The time a bulk message should take on the wire.
-  uint64_t target_ms() const { return target_ms_; }
+  [[nodiscard]] uint64_t target_ms() const { return target_ms_; }
 
  private:
   void Set(std::string_view process, size_t bytes);

@@ -1,8 +1,8 @@
 // NodeContext: what every part of a ChordNode shares: the configuration, the driver's time of
 // the current step, the ring state, the records and their version clock, the outbox, timers
 // and completions, counters and metrics, the pace of bulk messages to each peer, and the
-// node's seeded random source. Owned by the
-// ChordNode; its parts hold a reference and use what their job needs. Not thread-safe.
+// node's seeded random source. Owned by the ChordNode; its parts hold a reference and use what
+// their job needs. Not thread-safe.
 #ifndef CHORD_NODE_CORE_NODE_CONTEXT_H_
 #define CHORD_NODE_CORE_NODE_CONTEXT_H_
 
@@ -35,11 +35,11 @@ struct NodeContext {
         ring(std::move(self), cfg.successors),
         records(store, &versions, &config, &now, &watches),
         out(&ring.self, &now, &metrics, &counters),
-        pace(cfg.transfer_batch_bytes, cfg.rpc_timeout_ms),
-        pull_pace(cfg.transfer_batch_bytes, cfg.rpc_timeout_ms),
         rng(seed),
         own_coordinated_(RequestBudget::HalfLimit(cfg.max_request_bytes_in_flight)),
-        own_owned_(RequestBudget::HalfLimit(cfg.max_request_bytes_in_flight)) {}
+        own_owned_(RequestBudget::HalfLimit(cfg.max_request_bytes_in_flight)),
+        own_pace_(cfg.transfer_batch_bytes, cfg.rpc_timeout_ms),
+        own_pull_pace_(cfg.transfer_batch_bytes, cfg.rpc_timeout_ms) {}
   NodeContext(const NodeContext&) = delete;
   NodeContext& operator=(const NodeContext&) = delete;
 
@@ -54,10 +54,6 @@ struct NodeContext {
   Outbox out;
   Timers timers;
   Completions completions;
-  // How large a bulk message to each peer process may be (LinkPace), and a page of records it
-  // answers us with (the other direction of the link).
-  LinkPace pace;
-  LinkPace pull_pace;
   // Requests under way (RequestBudget), in two halves: those this node coordinates for its
   // clients (DataService) and those it serves as owner (OwnerService), so that a client's
   // flood of requests for keys elsewhere does not shut out the node's own range. The node's
@@ -76,6 +72,17 @@ struct NodeContext {
   }
   std::mt19937_64 rng;
 
+  // How large a bulk message to each peer process may be (LinkPace), and a page of records it
+  // answers us with (the other direction of the link). The node's own, unless the driver
+  // shares a process's between its vnodes, which share its connections (ChordNode::SharePaces,
+  // before the first input).
+  LinkPace& pace() { return *pace_; }
+  LinkPace& pull_pace() { return *pull_pace_; }
+  void SharePaces(LinkPace* pace, LinkPace* pull_pace) {
+    pace_ = pace;
+    pull_pace_ = pull_pace;
+  }
+
   // A version for a write this node stamps (RecordStore::NextVersion).
   uint64_t NextVersion() {
     return records.NextVersion([this](const std::string& e) { Log(LogLevel::kWarn, e); });
@@ -89,6 +96,10 @@ struct NodeContext {
   RequestBudget own_owned_;
   RequestBudget* coordinated_ = &own_coordinated_;
   RequestBudget* owned_ = &own_owned_;
+  LinkPace own_pace_;
+  LinkPace own_pull_pace_;
+  LinkPace* pace_ = &own_pace_;
+  LinkPace* pull_pace_ = &own_pull_pace_;
 };
 
 }  // namespace chord

@@ -187,6 +187,7 @@ Status NodeRuntime::Start() {
     // theirs together.
     v.node->ShareBudgets(&coordinated_budget_, &owned_budget_);
     v.node->ShareExpiryRefusals(&expiry_refusals_);
+    v.node->SharePaces(&pace_, &pull_pace_);
     v.node->SetProcessStats(&process_stats_);
     v.log_prefix = count == 1 ? "" : "[#" + std::to_string(i) + "] ";
     vnodes_.push_back(std::move(v));

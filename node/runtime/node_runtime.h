@@ -276,6 +276,10 @@ class NodeRuntime final {
       RequestBudget::HalfLimit(options_.node.max_request_bytes_in_flight)};
   RequestBudget owned_budget_{RequestBudget::HalfLimit(options_.node.max_request_bytes_in_flight)};
   uint64_t expiry_refusals_ = 0;  // keys the vnodes' expiry indexes refused, together
+  // The paces of bulk messages to and from each peer process (LinkPace), shared by the vnodes:
+  // their messages to one process share one connection.
+  LinkPace pace_{options_.node.transfer_batch_bytes, options_.node.rpc_timeout_ms};
+  LinkPace pull_pace_{options_.node.transfer_batch_bytes, options_.node.rpc_timeout_ms};
   std::vector<Vnode> vnodes_;  // vnode i at index i
   std::vector<size_t> leave_order_;
   size_t leaving_index_ = 0;  // position in leave_order_ of the vnode leaving now

@@ -20,15 +20,9 @@ BUILD="$(cd "${1:?usage: lan_test.sh BUILD_DIR}" && pwd)"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 LAN="$ROOT/scripts/lan.sh"
 
-if [[ $(id -u) -ne 0 ]]; then
-  echo "skipped: network namespaces need root (CI runs as root)"
-  exit 77
-fi
-if ! command -v ip >/dev/null || ! ip netns add "chordprobe$$" 2>/dev/null; then
-  echo "skipped: this machine cannot create network namespaces"
-  exit 77
-fi
-ip netns del "chordprobe$$"
+# shellcheck source=tests/scripts/lan_common.sh
+source "$ROOT/tests/scripts/lan_common.sh"
+lan_require
 
 export CHORD_BIN_DIR="$BUILD"
 export CHORD_RUN_DIR
@@ -45,21 +39,9 @@ cleanup() {
   if [[ -n "$WRITER_PID" ]]; then kill "$WRITER_PID" 2>/dev/null || true; fi
   if [[ -n "$COUNTER_PID" ]]; then kill "$COUNTER_PID" 2>/dev/null || true; fi
   if [[ -n "$METRICS_PID" ]]; then kill "$METRICS_PID" 2>/dev/null || true; fi
-  "$LAN" down >/dev/null 2>&1 || true
-  if [[ $rc -ne 0 ]]; then
-    echo "---- node logs (tails) in $CHORD_RUN_DIR"
-    for f in "$CHORD_RUN_DIR"/nodes/*/log; do echo "== $f"; tail -n 15 "$f"; done
-  else
-    rm -rf "$CHORD_RUN_DIR"
-  fi
-  exit $rc
+  lan_finish "$rc" 15
 }
 trap cleanup EXIT
-
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
 
 N=7
 "$LAN" up $N

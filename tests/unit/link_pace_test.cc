@@ -29,7 +29,7 @@ TEST(LinkPaceTest, ASlowExchangeCutsTheNextToWhatTheLinkCarriesInTheTargetTime) 
 
 TEST(LinkPaceTest, AFastLinkGrowsBackAtMostTwofoldPerExchange) {
   LinkPace pace(4 * kMiB, 1000);
-  pace.Failed("p:1");
+  pace.Failed("p:1", 4 * kMiB);
   EXPECT_EQ(pace.BatchBytes("p:1"), 512 * 1024u);
   pace.Answered("p:1", 512 * 1024, 2);  // quick: the link carries far more
   EXPECT_EQ(pace.BatchBytes("p:1"), kMiB);
@@ -43,17 +43,29 @@ TEST(LinkPaceTest, AFastLinkGrowsBackAtMostTwofoldPerExchange) {
 
 TEST(LinkPaceTest, FailuresCutToAnEighthDownToTheFloor) {
   LinkPace pace(4 * kMiB, 1000);
-  for (int i = 0; i < 10; ++i) pace.Failed("p:1");
+  for (int i = 0; i < 10; ++i) pace.Failed("p:1", 4 * kMiB);
   EXPECT_EQ(pace.BatchBytes("p:1"), LinkPace::kMinBytes);
   // A slow exchange never goes below the floor either.
   pace.Answered("q:1", 4 * kMiB, 10'000'000);
   EXPECT_EQ(pace.BatchBytes("q:1"), LinkPace::kMinBytes);
+  // A small exchange that failed says nothing about the link (a dead peer fails them all).
+  pace.Failed("r:1", 1000);
+  EXPECT_EQ(pace.BatchBytes("r:1"), 4 * kMiB);
+}
+
+TEST(LinkPaceTest, AnExchangeAnsweredInTimeSetsTheNextToWhatTheLinkCarriesNotTwice) {
+  LinkPace pace(4 * kMiB, 1000);
+  pace.Answered("p:1", 4 * kMiB, 4000);  // 1 MiB/s
+  ASSERT_EQ(pace.BatchBytes("p:1"), 256 * 1024u);
+  // 256 KiB in 200 ms: 320 KiB in 250, not the 512 KiB that would take 500 ms on the wire.
+  pace.Answered("p:1", 256 * 1024, 200);
+  EXPECT_EQ(pace.BatchBytes("p:1"), 320 * 1024u);
 }
 
 TEST(LinkPaceTest, AConfiguredSizeBelowTheFloorIsKeptAsItIs) {
   LinkPace pace(300, 1000);  // tests hand over pages of a few records
   EXPECT_EQ(pace.BatchBytes("p:1"), 300u);
-  pace.Failed("p:1");
+  pace.Failed("p:1", 300);
   EXPECT_EQ(pace.BatchBytes("p:1"), 300u);
   pace.Answered("p:1", 300, 10'000);
   EXPECT_EQ(pace.BatchBytes("p:1"), 300u);
@@ -79,7 +91,7 @@ TEST(LinkPaceTest, ASmallQuickExchangeSaysNothingAgainstThePace) {
 TEST(LinkPaceTest, TheTableOfPacedPeersIsBounded) {
   LinkPace pace(4 * kMiB, 1000);
   const size_t peers = LinkPace::kMaxPeers + 100;
-  for (size_t i = 0; i < peers; ++i) pace.Failed("peer:" + std::to_string(i));
+  for (size_t i = 0; i < peers; ++i) pace.Failed("peer:" + std::to_string(i), 4 * kMiB);
   size_t paced = 0;
   for (size_t i = 0; i < peers; ++i)
     paced += pace.BatchBytes("peer:" + std::to_string(i)) < 4 * kMiB;

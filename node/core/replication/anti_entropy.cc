@@ -106,8 +106,9 @@ void AntiEntropy::Pull(size_t index) {
   Session& s = sessions_[index];
   // The page's size is what the link from the replica carries in a quarter of a short
   // request's deadline (LinkPace): the answer comes back ahead of our other answers from it.
-  wire::Envelope req = msg::SyncPull(range_.from, range_.to, pieces_, s.differing,
-                                     ctx_.pull_pace.BatchBytes(s.target.process()), s.after);
+  s.pull_bytes = ctx_.pull_pace().BatchBytes(s.target.process());
+  wire::Envelope req =
+      msg::SyncPull(range_.from, range_.to, pieces_, s.differing, s.pull_bytes, s.after);
   ctx_.counters.anti_entropy_bytes += req.ByteSizeLong();
   s.sent_ms = ctx_.now.mono_ms;
   ctx_.out.Send(s.target, std::move(req), ctx_.config.transfer_timeout_ms, Ref(kPull, index));
@@ -115,13 +116,13 @@ void AntiEntropy::Pull(size_t index) {
 
 void AntiEntropy::OnPulled(size_t index, const wire::Envelope* response) {
   Session& s = sessions_[index];
-  if (response == nullptr) ctx_.pull_pace.Failed(s.target.process());
+  if (response == nullptr) ctx_.pull_pace().Failed(s.target.process(), s.pull_bytes);
   if (response == nullptr || !response->has_sync_pull_resp() ||
       response->sync_pull_resp().code() != wire::OK) {
     return SessionDone(false);
   }
   const size_t answer_bytes = response->ByteSizeLong();
-  ctx_.pull_pace.Answered(s.target.process(), answer_bytes, ctx_.now.mono_ms - s.sent_ms);
+  ctx_.pull_pace().Answered(s.target.process(), answer_bytes, ctx_.now.mono_ms - s.sent_ms);
   ctx_.counters.anti_entropy_bytes += answer_bytes;
   uint64_t taken = 0;
   std::optional<Id> last;
@@ -162,7 +163,7 @@ void AntiEntropy::Push(size_t index) {
   // Only the differing pieces are read, and a bounded number of their records, from where the
   // last push to this replica stopped (when it stopped early in this same range).
   auto read = ReadPieces(ctx_.store(), range_.from, range_.to, s.differing, s.start,
-                         PageLimits{ctx_.pace.BatchBytes(s.target.process()), SIZE_MAX},
+                         PageLimits{ctx_.pace().BatchBytes(s.target.process()), SIZE_MAX},
                          std::max<size_t>(1, ctx_.config.anti_entropy_push_visits),
                          [&](const Id&, const wire::Record& rec) {
                            auto it = have.find(rec.key());
@@ -193,9 +194,9 @@ void AntiEntropy::OnPushed(size_t index, const wire::Envelope* response) {
   const bool ok = response != nullptr && response->has_replicate_resp() &&
                   response->replicate_resp().code() == wire::OK;
   if (response == nullptr) {
-    ctx_.pace.Failed(s.target.process());
+    ctx_.pace().Failed(s.target.process(), s.pushed_bytes);
   } else {
-    ctx_.pace.Answered(s.target.process(), s.pushed_bytes, ctx_.now.mono_ms - s.sent_ms);
+    ctx_.pace().Answered(s.target.process(), s.pushed_bytes, ctx_.now.mono_ms - s.sent_ms);
   }
   if (ok) {
     KeepCursor(index, s.next);

@@ -51,6 +51,7 @@ class AntiEntropy {
     // the link (LinkPace).
     uint64_t sent_ms = 0;
     uint64_t pushed_bytes = 0;
+    uint64_t pull_bytes = 0;  // the page size the last pull asked for
     // Where this round's pull and push begin: after the cursor the last push left (none: at
     // the start of the differing pieces).
     std::optional<Id> start;

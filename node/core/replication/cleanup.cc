@@ -98,7 +98,7 @@ void Cleanup::Drop(const Id& from, const Id& to, std::vector<NodeRef> holders) {
   // As large as the slowest holder's link takes (LinkPace, learnt by hand-overs and
   // anti-entropy).
   auto page = ctx_.records.ReadPage(
-      KeyRange{from, to}, after, PageLimits{ctx_.pace.BatchBytesForAll(holders), SIZE_MAX},
+      KeyRange{from, to}, after, PageLimits{ctx_.pace().BatchBytesForAll(holders), SIZE_MAX},
       [this](const Id& id, const wire::Record&) { return !ctx_.ring.Owns(id); });
   if (!page.ok()) return Advance(std::nullopt);
   if (page->records.empty()) {

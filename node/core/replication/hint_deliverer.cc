@@ -23,7 +23,7 @@ void HintDeliverer::Round() {
     TargetState& state = targets_[target.addr];
     if (state.in_flight || state.next_try_ms > now) continue;
     // Within what the member's link carries in time (LinkPace, learnt by bulk exchanges).
-    auto page = hints_.Page(target, std::min(kBatchBytes, ctx_.pace.BatchBytes(target.process())),
+    auto page = hints_.Page(target, std::min(kBatchBytes, ctx_.pace().BatchBytes(target.process())),
                             kBatchRecords);
     if (!page.ok()) {
       ctx_.Log(LogLevel::kError,

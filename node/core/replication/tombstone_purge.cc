@@ -206,7 +206,7 @@ void TombstonePurge::Start(const KeyRange& range, const std::vector<NodeRef>& re
   if (after_ && !Id::InHalfOpen(*after_, range.from, range.to)) after_.reset();
   auto read = ReadPieces(store, range.from, range.to, std::move(wanted), after_,
                          // Within what the slowest replica's link takes (LinkPace).
-                         PageLimits{ctx_.pace.BatchBytesForAll(replicas), SIZE_MAX},
+                         PageLimits{ctx_.pace().BatchBytesForAll(replicas), SIZE_MAX},
                          kMaxPurgeVisits, [now, grace](const Id&, const wire::Record& rec) {
                            // An expiry tombstone's grace counts from the expiry (a tombstone
                            // keeps that time).
