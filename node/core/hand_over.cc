@@ -72,10 +72,10 @@ void HandOver::Send(Batch batch, const std::optional<Id>& after) {
   // more only by keys sharing the last one's SHA-1); once acknowledged, the next batch
   // continues after the last id sent, until nothing is left; the last batch is marked `last`.
   const auto range = ctx_.ring.HandOverRange(batch.to, batch.for_leave);
+  batch.pace = ctx_.pace().BatchBytes(batch.to.process());
   StorePage page;
   if (range) {
-    auto read = ctx_.records.ReadPage(
-        *range, after, PageLimits{ctx_.pace().BatchBytes(batch.to.process()), SIZE_MAX});
+    auto read = ctx_.records.ReadPage(*range, after, PageLimits{batch.pace, SIZE_MAX});
     if (!read.ok()) {
       ctx_.Log(LogLevel::kError, "cannot read keys to hand over: " + read.status().message());
       return Finish(batch, false);
@@ -95,10 +95,14 @@ void HandOver::Send(Batch batch, const std::optional<Id>& after) {
   // and histories together stay within half a frame (transfer_batch_bytes is at most a
   // quarter of one).
   std::vector<wire::WatchHistory> histories;
-  // Paced with the records: on a slow link a history that does not fit is left out (its
-  // watchers resync), rather than the batch taking longer on the wire than short requests wait.
-  size_t history_budget =
-      std::min(kMaxHistoryBytesPerBatch, ctx_.pace().BatchBytes(batch.to.process()));
+  // On a paced (slow) link the histories share the pace with the records: one that does not
+  // fit is left out (its watchers resync), rather than the batch taking longer on the wire
+  // than short requests wait.
+  size_t history_budget = std::min(kMaxHistoryBytesPerBatch, ctx_.config.transfer_batch_bytes);
+  if (batch.pace < ctx_.config.transfer_batch_bytes) {
+    history_budget =
+        std::min(history_budget, batch.pace - std::min<size_t>(batch.pace, page.bytes));
+  }
   for (const wire::Record& rec : records) {
     wire::WatchHistory h;
     if (!ctx_.watches.Export(rec.key(), history_budget, &h)) continue;
@@ -137,10 +141,11 @@ void HandOver::OnRpc(OpRef op, const wire::Envelope* response) {
     ctx_.Log(LogLevel::kWarn, "hand-over of " + std::to_string(batch.sent.size()) + " keys to " +
                                   batch.to.Describe() + " failed; keeping them");
     // Unanswered: perhaps the batch took too long on the wire (a slow link); smaller next time.
-    if (response == nullptr) ctx_.pace().Failed(batch.to.process(), batch.wire_bytes);
+    if (response == nullptr) ctx_.pace().Failed(batch.to.process(), batch.wire_bytes, batch.pace);
     Finish(batch, false);
   } else {
-    ctx_.pace().Answered(batch.to.process(), batch.wire_bytes, ctx_.now.mono_ms - batch.started_ms);
+    ctx_.pace().Answered(batch.to.process(), batch.wire_bytes, ctx_.now.mono_ms - batch.started_ms,
+                         batch.pace);
     batch.refused += DropSent(batch, response->transfer_resp());
     ctx_.counters.keys_sent += batch.sent.size();
     ctx_.counters.bytes_sent += batch.bytes;

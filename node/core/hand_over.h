@@ -63,6 +63,7 @@ class HandOver {
     std::vector<RecordStamp> sent;
     uint64_t bytes = 0;       // of the records
     uint64_t wire_bytes = 0;  // of the whole message (LinkPace)
+    size_t pace = 0;          // the peer's LinkPace when it was sent
     bool more = false;
     uint64_t started_ms = 0;
     uint64_t refused = 0;  // records the receiver refused in this hand-over's batches so far

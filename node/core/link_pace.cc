@@ -20,22 +20,22 @@ size_t LinkPace::BatchBytesForAll(const std::vector<NodeRef>& peers) const {
   return bytes;
 }
 
-void LinkPace::Answered(std::string_view process, uint64_t bytes, uint64_t elapsed_ms) {
-  const size_t current = BatchBytes(process);
-  if (bytes == 0 || bytes < current / 2) return;  // too small to time the link
+void LinkPace::Answered(std::string_view process, uint64_t bytes, uint64_t elapsed_ms,
+                        size_t sent_at) {
+  if (bytes == 0 || bytes < sent_at / 2) return;  // too small to time the link
   // What the link carried in the target time: the next exchange's size, though at most twice
   // this one's (a quick answer says little about how much more the link could carry).
   const uint64_t elapsed = std::max<uint64_t>(1, elapsed_ms);
   const uint64_t carried = bytes > UINT64_MAX / target_ms_ ? UINT64_MAX  // no overflow
                                                            : bytes * target_ms_ / elapsed;
-  const uint64_t next = std::min<uint64_t>(carried, uint64_t{current} * 2);
+  const uint64_t next = std::min(carried, bytes > UINT64_MAX / 2 ? UINT64_MAX : bytes * 2);
   Set(process, next >= max_bytes_ ? max_bytes_ : static_cast<size_t>(next));
 }
 
-void LinkPace::Failed(std::string_view process, uint64_t bytes) {
-  const size_t current = BatchBytes(process);
-  if (bytes == 0 || bytes < current / 2) return;  // a small one fails for other reasons
-  Set(process, current / 8);
+void LinkPace::Failed(std::string_view process, uint64_t bytes, size_t sent_at) {
+  if (bytes == 0 || bytes < sent_at / 2) return;  // a small one fails for other reasons
+  // Exchanges lost together (one reset fails all in flight) cut it once, not once each.
+  Set(process, std::min(BatchBytes(process), sent_at / 8));
 }
 
 void LinkPace::Set(std::string_view process, size_t bytes) {

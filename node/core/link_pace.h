@@ -6,11 +6,12 @@
 // node keeps one for what it sends and one for the pages it asks peers for).
 //
 // The pace is learnt per peer process from the bulk exchanges the node times itself: after an
-// exchange that carried at least half the current size, the next may carry what the link
-// carried in the target time (bytes over the time to the answer), at most twice as much as
-// this one; every peer starts at the configured transfer_batch_bytes. An unanswered one of
-// that size cuts it to an eighth. Smaller exchanges say nothing about the link (their time is
-// queueing and round trips; their failure a dead peer) and are ignored. Never below
+// exchange that carried at least half the pace it was sent at, the next may carry what the
+// link carried in the target time (bytes over the time to the answer), at most twice as much
+// as this one; every peer starts at the configured transfer_batch_bytes. An unanswered one of
+// that size cuts it to an eighth of the pace it was sent at (exchanges lost together cut it
+// once). Smaller exchanges say nothing about the link (their time is queueing and round
+// trips; their failure a dead peer) and are ignored. Never below
 // kMinBytes, nor above the configured size. Pure logic fed with the node's clock; the
 // thread of the nodes that share it.
 #ifndef CHORD_NODE_CORE_LINK_PACE_H_
@@ -44,11 +45,11 @@ class LinkPace {
   // The smallest of BatchBytes over the processes of `peers` (one message for all of them).
   [[nodiscard]] size_t BatchBytesForAll(const std::vector<NodeRef>& peers) const;
   // A bulk exchange with `process` that carried `bytes` over the link was answered
-  // `elapsed_ms` after it was sent.
-  void Answered(std::string_view process, uint64_t bytes, uint64_t elapsed_ms);
-  // A bulk exchange with `process` that was to carry `bytes` was not answered (in time, or the
-  // connection was lost).
-  void Failed(std::string_view process, uint64_t bytes);
+  // `elapsed_ms` after it was sent, when the pace was `sent_at` (BatchBytes then).
+  void Answered(std::string_view process, uint64_t bytes, uint64_t elapsed_ms, size_t sent_at);
+  // A bulk exchange with `process` that was to carry `bytes`, sent when the pace was `sent_at`,
+  // was not answered (in time, or the connection was lost).
+  void Failed(std::string_view process, uint64_t bytes, size_t sent_at);
   // The time a bulk message should take on the wire.
   [[nodiscard]] uint64_t target_ms() const { return target_ms_; }
 

@@ -31,7 +31,11 @@ lan_finish() {
   "$LAN" down >/dev/null 2>&1 || true
   if [[ $rc -ne 0 ]]; then
     echo "---- node logs (tails) in $CHORD_RUN_DIR"
-    for f in "$CHORD_RUN_DIR"/nodes/*/log; do echo "== $f"; tail -n "$tail_lines" "$f"; done
+    for f in "$CHORD_RUN_DIR"/nodes/*/log; do
+      [[ -f "$f" ]] || continue
+      echo "== $f"
+      tail -n "$tail_lines" "$f" || true
+    done
   else
     rm -rf "$CHORD_RUN_DIR"
   fi

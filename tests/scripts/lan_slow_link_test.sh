@@ -61,7 +61,10 @@ for i in range(keys):
 PY
 "$LAN" ctl --timeout-ms 10000 load "$CHORD_RUN_DIR/records.tsv" >/dev/null ||
   fail "loading $KEYS records failed"
-for ((t = 0; t < 60; t++)); do
+# Every wait is bounded in time (SECONDS), so that the test ends, and stops its nodes, well
+# within ctest's timeout.
+deadline=$((SECONDS + 60))
+while ((SECONDS < deadline)); do
   [[ "$(held "$ADDR1")" -ge $KEYS ]] && break
   sleep 1
 done
@@ -70,7 +73,8 @@ done
 "$LAN" kill 1
 # Node 0 must notice the death before node 1 comes back: its successor list drops node 1.
 noticed=0
-for ((t = 0; t < 30; t++)); do
+deadline=$((SECONDS + 30))
+while ((SECONDS < deadline)); do
   if "$LAN" ctl --node "$ADDR0" --timeout-ms 2000 status --json 2>/dev/null |
     python3 -c 'import json,sys
 sys.exit(1 if sys.argv[1] in json.dumps(json.load(sys.stdin)["successors"]) else 0)' "$ADDR1"

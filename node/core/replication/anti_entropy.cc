@@ -116,13 +116,16 @@ void AntiEntropy::Pull(size_t index) {
 
 void AntiEntropy::OnPulled(size_t index, const wire::Envelope* response) {
   Session& s = sessions_[index];
-  if (response == nullptr) ctx_.pull_pace().Failed(s.target.process(), s.pull_bytes);
+  if (response == nullptr) {
+    ctx_.pull_pace().Failed(s.target.process(), s.pull_bytes, s.pull_bytes);
+  }
   if (response == nullptr || !response->has_sync_pull_resp() ||
       response->sync_pull_resp().code() != wire::OK) {
     return SessionDone(false);
   }
   const size_t answer_bytes = response->ByteSizeLong();
-  ctx_.pull_pace().Answered(s.target.process(), answer_bytes, ctx_.now.mono_ms - s.sent_ms);
+  ctx_.pull_pace().Answered(s.target.process(), answer_bytes, ctx_.now.mono_ms - s.sent_ms,
+                            s.pull_bytes);
   ctx_.counters.anti_entropy_bytes += answer_bytes;
   uint64_t taken = 0;
   std::optional<Id> last;
@@ -162,8 +165,9 @@ void AntiEntropy::Push(size_t index) {
   s.theirs.clear();
   // Only the differing pieces are read, and a bounded number of their records, from where the
   // last push to this replica stopped (when it stopped early in this same range).
+  s.push_pace = ctx_.pace().BatchBytes(s.target.process());
   auto read = ReadPieces(ctx_.store(), range_.from, range_.to, s.differing, s.start,
-                         PageLimits{ctx_.pace().BatchBytes(s.target.process()), SIZE_MAX},
+                         PageLimits{s.push_pace, SIZE_MAX},
                          std::max<size_t>(1, ctx_.config.anti_entropy_push_visits),
                          [&](const Id&, const wire::Record& rec) {
                            auto it = have.find(rec.key());
@@ -194,9 +198,10 @@ void AntiEntropy::OnPushed(size_t index, const wire::Envelope* response) {
   const bool ok = response != nullptr && response->has_replicate_resp() &&
                   response->replicate_resp().code() == wire::OK;
   if (response == nullptr) {
-    ctx_.pace().Failed(s.target.process(), s.pushed_bytes);
+    ctx_.pace().Failed(s.target.process(), s.pushed_bytes, s.push_pace);
   } else {
-    ctx_.pace().Answered(s.target.process(), s.pushed_bytes, ctx_.now.mono_ms - s.sent_ms);
+    ctx_.pace().Answered(s.target.process(), s.pushed_bytes, ctx_.now.mono_ms - s.sent_ms,
+                         s.push_pace);
   }
   if (ok) {
     KeepCursor(index, s.next);

@@ -51,7 +51,8 @@ class AntiEntropy {
     // the link (LinkPace).
     uint64_t sent_ms = 0;
     uint64_t pushed_bytes = 0;
-    uint64_t pull_bytes = 0;  // the page size the last pull asked for
+    uint64_t pull_bytes = 0;  // the page size the last pull asked for (the pull pace then)
+    size_t push_pace = 0;     // the LinkPace when the last push was read
     // Where this round's pull and push begin: after the cursor the last push left (none: at
     // the start of the differing pieces).
     std::optional<Id> start;

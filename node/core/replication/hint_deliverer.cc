@@ -22,9 +22,12 @@ void HintDeliverer::Round() {
     if (started >= kMaxTargetsPerRound) break;
     TargetState& state = targets_[target.addr];
     if (state.in_flight || state.next_try_ms > now) continue;
-    // Within what the member's link carries in time (LinkPace, learnt by bulk exchanges).
-    auto page = hints_.Page(target, std::min(kBatchBytes, ctx_.pace().BatchBytes(target.process())),
-                            kBatchRecords);
+    // Within what a paced (slow) link to the member carries in time (LinkPace, learnt by bulk
+    // exchanges).
+    const size_t pace = ctx_.pace().BatchBytes(target.process());
+    const size_t batch_bytes =
+        pace < ctx_.config.transfer_batch_bytes ? std::min(kBatchBytes, pace) : kBatchBytes;
+    auto page = hints_.Page(target, batch_bytes, kBatchRecords);
     if (!page.ok()) {
       ctx_.Log(LogLevel::kError,
                "cannot read the hints kept for " + target.addr + ": " + page.status().message());
