@@ -99,7 +99,7 @@ void HandOver::Send(Batch batch, const std::optional<Id>& after) {
   // fit is left out (its watchers resync), rather than the batch taking longer on the wire
   // than short requests wait.
   size_t history_budget = std::min(kMaxHistoryBytesPerBatch, ctx_.config.transfer_batch_bytes);
-  if (batch.pace < ctx_.config.transfer_batch_bytes) {
+  if (ctx_.pace().Paced(batch.to.process())) {
     history_budget =
         std::min(history_budget, batch.pace - std::min<size_t>(batch.pace, page.bytes));
   }

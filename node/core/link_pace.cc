@@ -22,7 +22,7 @@ size_t LinkPace::BatchBytesForAll(const std::vector<NodeRef>& peers) const {
 
 void LinkPace::Answered(std::string_view process, uint64_t bytes, uint64_t elapsed_ms,
                         size_t sent_at) {
-  if (bytes == 0 || bytes < sent_at / 2) return;  // too small to time the link
+  if (TooSmallToTime(bytes, sent_at)) return;
   // What the link carried in the target time: the next exchange's size, though at most twice
   // this one's (a quick answer says little about how much more the link could carry).
   const uint64_t elapsed = std::max<uint64_t>(1, elapsed_ms);
@@ -33,7 +33,7 @@ void LinkPace::Answered(std::string_view process, uint64_t bytes, uint64_t elaps
 }
 
 void LinkPace::Failed(std::string_view process, uint64_t bytes, size_t sent_at) {
-  if (bytes == 0 || bytes < sent_at / 2) return;  // a small one fails for other reasons
+  if (TooSmallToTime(bytes, sent_at)) return;  // a small one fails for other reasons
   // Exchanges lost together (one reset fails all in flight) cut it once, not once each.
   Set(process, std::min(BatchBytes(process), sent_at / 8));
 }

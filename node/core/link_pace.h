@@ -42,6 +42,10 @@ class LinkPace {
 
   // The bytes of records the next bulk message with `process` (HOST:PORT) may carry.
   [[nodiscard]] size_t BatchBytes(std::string_view process) const;
+  // Whether the link to `process` is paced below the configured size (a slow link).
+  [[nodiscard]] bool Paced(std::string_view process) const {
+    return BatchBytes(process) < max_bytes_;
+  }
   // The smallest of BatchBytes over the processes of `peers` (one message for all of them).
   [[nodiscard]] size_t BatchBytesForAll(const std::vector<NodeRef>& peers) const;
   // A bulk exchange with `process` that carried `bytes` over the link was answered
@@ -55,6 +59,10 @@ class LinkPace {
 
  private:
   void Set(std::string_view process, size_t bytes);
+  // An exchange of `bytes` sent at the pace `sent_at` is too small to say anything of the link.
+  static bool TooSmallToTime(uint64_t bytes, size_t sent_at) {
+    return bytes == 0 || bytes < sent_at / 2;
+  }
 
   size_t max_bytes_;
   size_t min_bytes_;

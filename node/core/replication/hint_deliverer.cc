@@ -24,9 +24,9 @@ void HintDeliverer::Round() {
     if (state.in_flight || state.next_try_ms > now) continue;
     // Within what a paced (slow) link to the member carries in time (LinkPace, learnt by bulk
     // exchanges).
-    const size_t pace = ctx_.pace().BatchBytes(target.process());
-    const size_t batch_bytes =
-        pace < ctx_.config.transfer_batch_bytes ? std::min(kBatchBytes, pace) : kBatchBytes;
+    const size_t batch_bytes = ctx_.pace().Paced(target.process())
+                                   ? std::min(kBatchBytes, ctx_.pace().BatchBytes(target.process()))
+                                   : kBatchBytes;
     auto page = hints_.Page(target, batch_bytes, kBatchRecords);
     if (!page.ok()) {
       ctx_.Log(LogLevel::kError,
