@@ -306,6 +306,11 @@ NodeProcess::NodeProcess(int port, std::string log_path)
 
 NodeProcess::~NodeProcess() { Kill(); }
 
+int NodeProcess::FlagPort(const std::string& flag) const {
+  const auto it = flag_ports_.find(flag);
+  return it == flag_ports_.end() ? -1 : it->second;
+}
+
 bool NodeProcess::Start(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {CHORD_NODE_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -425,6 +430,12 @@ Cluster::LaunchResult Cluster::Launch(int port, const NodeOptions& options,
   }
   if (!log_level.empty()) args.insert(args.end(), {"--log-level", log_level});
   args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
+  for (const std::string& flag : options.port_flags) {
+    const int flag_port = PickFreePort();
+    if (flag_port == 0) return LaunchResult::kFailed;
+    args.insert(args.end(), {flag, LocalAddr(flag_port)});
+    node->SetFlagPort(flag, flag_port);
+  }
   options_by_port_[port] = options;
   if (!node->Start(args)) return LaunchResult::kFailed;
 

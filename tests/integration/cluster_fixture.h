@@ -142,7 +142,12 @@ class NodeProcess {
   // The last `lines` lines of the log.
   std::string LogTail(int lines) const;
 
+  // The port given to `flag` (one of NodeOptions::port_flags) at start; -1 if none was.
+  int FlagPort(const std::string& flag) const;
+  void SetFlagPort(const std::string& flag, int port) { flag_ports_[flag] = port; }
+
  private:
+  std::map<std::string, int> flag_ports_;
   int port_;
   std::string addr_;
   std::string id_;
@@ -162,6 +167,11 @@ struct NodeOptions {
   // <cluster dir>/data-<port> when the value is empty (see Cluster::DataDir).
   std::optional<std::string> data_dir;
   std::vector<std::string> extra_args;  // appended to the command line as given
+  // Flags that take a listening address (--http-listen, --metrics-listen): each is given
+  // 127.0.0.1:<a free port>, picked afresh at every start attempt, so that a port taken
+  // between picking and binding is retried like the node's own. NodeProcess::FlagPort says
+  // which port a flag got.
+  std::vector<std::string> port_flags;
 };
 
 inline NodeOptions FastNodes() {

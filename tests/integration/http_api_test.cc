@@ -118,9 +118,8 @@ std::string Dump(const std::vector<SseEvent>& events) {
 
 std::string KeyPath(const std::string& key) { return "/v1/keys/" + PercentEncode(key); }
 
-NodeOptions WithHttp(NodeOptions options, int http_port) {
-  options.extra_args.push_back("--http-listen");
-  options.extra_args.push_back(LocalAddr(http_port));
+NodeOptions WithHttp(NodeOptions options) {
+  options.port_flags.push_back("--http-listen");
   return options;
 }
 
@@ -136,9 +135,8 @@ class HttpApiTest : public ClusterTest {
  protected:
   // Starts a node with --http-listen on a free port, joining `join` when given.
   NodeProcess* StartHttpNode(const std::string& join = "", NodeOptions base = FastNodes()) {
-    const int http_port = PickFreePort();
-    NodeProcess* node = cluster().StartNode(WithHttp(base, http_port), join);
-    if (node != nullptr) http_ports_[node->addr()] = http_port;
+    NodeProcess* node = cluster().StartNode(WithHttp(std::move(base)), join);
+    if (node != nullptr) http_ports_[node->addr()] = node->FlagPort("--http-listen");
     return node;
   }
   // n nodes with the HTTP API, the first alone, the others joining it; waits for the ring.
@@ -725,13 +723,14 @@ class HttpApiTlsTest : public HttpApiTest {
     return RunCertsScript(std::move(args), cluster().dir());
   }
   // A node with its member certificate and --http-listen.
-  NodeProcess* StartTlsNode(int http_port) {
+  NodeProcess* StartTlsNode() {
     const int port = PickFreePort();
     if (!Certs({"member", certs_, LocalAddr(port)})) return nullptr;
     const std::string base = certs_ + "/member-127.0.0.1_" + std::to_string(port);
     NodeOptions o = FastNodes();
-    o.extra_args = {"--tls-cert", base + ".pem",      "--tls-key",     base + ".key",
-                    "--tls-ca",   certs_ + "/ca.pem", "--http-listen", LocalAddr(http_port)};
+    o.extra_args = {"--tls-cert",  base + ".pem", "--tls-key",
+                    base + ".key", "--tls-ca",    certs_ + "/ca.pem"};
+    o.port_flags = {"--http-listen"};
     return cluster().StartNodeOnPort(port, o);
   }
 
@@ -774,9 +773,9 @@ class HttpApiTlsTest : public HttpApiTest {
 
 TEST_F(HttpApiTlsTest, HttpsNeedsAClientCertificateAndItsRole) {
   if (curl_.empty()) GTEST_SKIP() << "curl is not installed; the HTTPS checks need it";
-  const int http_port = PickFreePort();
-  NodeProcess* node = StartTlsNode(http_port);
+  NodeProcess* node = StartTlsNode();
   ASSERT_NE(node, nullptr);
+  const int http_port = node->FlagPort("--http-listen");
   const std::string url = "https://127.0.0.1:" + std::to_string(http_port);
 
   // A writer puts and gets (HTTP/1.1, and HTTP/2 when asked).

@@ -185,11 +185,13 @@ std::vector<std::string> HistogramProblems(const Exposition& e) {
   return problems;
 }
 
-NodeOptions WithMetrics(int metrics_port) {
+NodeOptions WithMetrics() {
   NodeOptions o = FastNodes();
-  o.extra_args = {"--metrics-listen", LocalAddr(metrics_port)};
+  o.port_flags = {"--metrics-listen"};
   return o;
 }
+
+int MetricsPort(const NodeProcess& node) { return node.FlagPort("--metrics-listen"); }
 
 // Scrapes every port and parses the texts; adds a failure and returns nullopt on an error.
 std::optional<std::vector<Exposition>> ScrapeAll(const std::vector<int>& ports) {
@@ -213,11 +215,14 @@ std::optional<std::vector<Exposition>> ScrapeAll(const std::vector<int>& ports) 
 // --- tests -------------------------------------------------------------------------------------
 
 TEST_F(MetricsTest, ThreeNodesReportKeysRpcsAndLookups) {
-  const std::vector<int> metrics_ports = {PickFreePort(), PickFreePort(), PickFreePort()};
-  NodeProcess* first = cluster().StartNode(WithMetrics(metrics_ports[0]));
+  NodeProcess* first = cluster().StartNode(WithMetrics());
   ASSERT_NE(first, nullptr);
-  ASSERT_NE(cluster().StartNode(WithMetrics(metrics_ports[1]), first->addr()), nullptr);
-  ASSERT_NE(cluster().StartNode(WithMetrics(metrics_ports[2]), first->addr()), nullptr);
+  NodeProcess* second = cluster().StartNode(WithMetrics(), first->addr());
+  ASSERT_NE(second, nullptr);
+  NodeProcess* third = cluster().StartNode(WithMetrics(), first->addr());
+  ASSERT_NE(third, nullptr);
+  const std::vector<int> metrics_ports = {MetricsPort(*first), MetricsPort(*second),
+                                          MetricsPort(*third)};
   const std::vector<std::string> addrs = cluster().RunningAddrs();
   ASSERT_TRUE(WaitForRing(cluster(), addrs));
 
@@ -327,11 +332,11 @@ TEST_F(MetricsTest, ThreeNodesReportKeysRpcsAndLookups) {
 // the same figures in `chordctl status --json` and its text form, and CPU time that grows
 // with the load served.
 TEST_F(MetricsTest, ProcessCpuAndMemoryInMetricsAndStatusGrowWithLoad) {
-  const int metrics_port = PickFreePort();
-  NodeOptions o = WithMetrics(metrics_port);
+  NodeOptions o = WithMetrics();
   o.extra_args.insert(o.extra_args.end(), {"--vnodes", "2"});
   NodeProcess* node = cluster().StartNode(o);
   ASSERT_NE(node, nullptr);
+  const int metrics_port = MetricsPort(*node);
   ASSERT_TRUE(PollUntil(
       [&] {
         for (const char* vnode : {"#0", "#1"}) {
@@ -425,9 +430,9 @@ TEST_F(MetricsTest, ProcessCpuAndMemoryInMetricsAndStatusGrowWithLoad) {
 }
 
 TEST_F(MetricsTest, OtherPathsAre404AndGarbageClosesTheConnection) {
-  const int port = PickFreePort();
-  NodeProcess* node = cluster().StartNode(WithMetrics(port));
+  NodeProcess* node = cluster().StartNode(WithMetrics());
   ASSERT_NE(node, nullptr);
+  const int port = MetricsPort(*node);
 
   // Another path: 404 with a JSON error of one sentence.
   const HttpResponse other = HttpGet(port, "/other");
@@ -503,9 +508,9 @@ TEST_F(MetricsTest, OtherPathsAre404AndGarbageClosesTheConnection) {
 }
 
 TEST_F(MetricsTest, SlowAndIdleConnectionsTimeOut) {
-  const int port = PickFreePort();
-  NodeProcess* node = cluster().StartNode(WithMetrics(port));
+  NodeProcess* node = cluster().StartNode(WithMetrics());
   ASSERT_NE(node, nullptr);
+  const int port = MetricsPort(*node);
   // One connection sends half a request, another nothing at all; both are closed, without an
   // answer, within H2O's request timeout (10 s, HttpServer::Options::request_timeout_ms in
   // node/http/http_server.h; asserted as 15 s), and meanwhile other scrapes are answered.
