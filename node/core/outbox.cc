@@ -11,7 +11,8 @@ std::string_view BodyName(const wire::Envelope& e) {
 
 }  // namespace
 
-void Outbox::Send(const NodeRef& to, wire::Envelope request, uint64_t timeout_ms, OpRef op) {
+uint64_t Outbox::Register(wire::Envelope& request, RpcTypeMetrics& metrics, uint64_t timeout_ms,
+                          OpRef op) {
   const uint64_t id = next_request_id_++;
   request.set_request_id(id);
   request.set_deadline_unix_ms(now_->wall_ms + timeout_ms);
@@ -19,10 +20,15 @@ void Outbox::Send(const NodeRef& to, wire::Envelope request, uint64_t timeout_ms
   p.op = op;
   p.sent_ms = now_->mono_ms;
   p.deadline_ms = now_->mono_ms + timeout_ms;
-  p.metrics = &MetricsOf(request);
+  p.metrics = &metrics;
   ++p.metrics->requests;
   deadlines_.Add(timeout_ms, p.deadline_ms, id);
   pending_.emplace(id, p);
+  return id;
+}
+
+void Outbox::Send(const NodeRef& to, wire::Envelope request, uint64_t timeout_ms, OpRef op) {
+  Register(request, MetricsOf(request), timeout_ms, op);
   if (to.addr == self_->addr) {
     loopback_.push_back(Loopback{false, std::move(request)});
     return;
@@ -31,6 +37,35 @@ void Outbox::Send(const NodeRef& to, wire::Envelope request, uint64_t timeout_ms
   Ready::Request& queued = ready_.requests.emplace_back();
   queued.to = to.addr;
   queued.envelope.Swap(&request);
+}
+
+void Outbox::SendToEach(std::span<const NodeRef> targets, wire::Envelope request,
+                        uint64_t timeout_ms, OpRef op) {
+  RpcTypeMetrics& metrics = MetricsOf(request);
+  std::optional<size_t> holder;  // the request in ready_.requests that holds the message
+  for (size_t k = 0; k < targets.size(); ++k) {
+    const NodeRef& to = targets[k];
+    const OpRef answer_to = op.WithStep(op.step, static_cast<uint16_t>(op.index + k));
+    if (to.addr == self_->addr) {
+      // A request to this node goes through the loopback queue, as a copy of its own.
+      wire::Envelope copy = holder ? ready_.requests[*holder].envelope : request;
+      Register(copy, metrics, timeout_ms, answer_to);
+      loopback_.push_back(Loopback{false, std::move(copy)});
+      continue;
+    }
+    Ready::Request& queued = ready_.requests.emplace_back();
+    queued.to = to.addr;
+    if (!holder) {
+      Register(request, metrics, timeout_ms, answer_to);
+      queued.envelope.Swap(&request);
+      holder = ready_.requests.size() - 1;
+      continue;
+    }
+    // Only this request's id and deadline: its body is the holder's.
+    Register(queued.envelope, metrics, timeout_ms, answer_to);
+    queued.body_of = holder;
+    ready_.requests[*holder].lent = true;
+  }
 }
 
 void Outbox::Reply(ReplyToken to, uint64_t request_id, wire::Envelope reply) {

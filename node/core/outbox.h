@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -41,6 +42,10 @@ class Outbox {
   // Sends `request` to `to`; its answer, a send failure or the deadline `timeout_ms` from now
   // (whichever comes first) goes to `op`. With op.kind == kNone nobody waits for it.
   void Send(const NodeRef& to, wire::Envelope request, uint64_t timeout_ms, OpRef op);
+  // Sends `request` to each of `targets` as Send would, the k-th answered to `op` with index
+  // op.index + k, but holds the message once (Ready::Request::body_of).
+  void SendToEach(std::span<const NodeRef> targets, wire::Envelope request, uint64_t timeout_ms,
+                  OpRef op);
   // Answers the request `request_id` that came from `to`.
   void Reply(ReplyToken to, uint64_t request_id, wire::Envelope reply);
   void Log(LogLevel level, std::string text);
@@ -79,6 +84,10 @@ class Outbox {
   std::vector<RpcTypeMetrics*> metrics_by_body_;
 
   RpcTypeMetrics& MetricsOf(const wire::Envelope& request);
+  // Gives `request` an id and a deadline and waits for its answer on behalf of `op`, counted
+  // in `metrics` (of its type); returns the id.
+  uint64_t Register(wire::Envelope& request, RpcTypeMetrics& metrics, uint64_t timeout_ms,
+                    OpRef op);
   std::deque<Loopback> loopback_;
   Ready ready_;
 };

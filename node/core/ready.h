@@ -7,9 +7,11 @@
 #ifndef CHORD_NODE_CORE_READY_H_
 #define CHORD_NODE_CORE_READY_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "protocol/base/status.h"
@@ -49,9 +51,16 @@ struct Ready {
   // is set; the answer goes back through ChordNode::OnResponse with the same id, or
   // OnSendFailed(id) if the driver learns it cannot be delivered. The core runs its own
   // deadline for every request either way.
+  //
+  // One message for several nodes (a write's record for each replica) is built once: the
+  // first request holds it, and each of the others holds only its own request id and deadline
+  // and names the first in `body_of`. A driver takes what to send through Outgoing or Take,
+  // never from `envelope` directly.
   struct Request {
     std::string to;
     wire::Envelope envelope;
+    std::optional<size_t> body_of;  // the index in `requests` of the request whose body this is
+    bool lent = false;              // later requests carry this one's body
   };
   // The answer to a request received through ChordNode::OnRequest from `to`.
   struct Reply {
@@ -67,6 +76,24 @@ struct Ready {
     uint64_t handle = 0;
     Result<LookupResult> result = Status::Unavailable("no result");
   };
+
+  // What to send for requests[k], for a driver that encodes it at once: its envelope, or the
+  // one whose body it shares, given k's request id and deadline. Valid until the next call;
+  // requests[k] must not have been taken.
+  wire::Envelope& Outgoing(size_t k) {
+    Request& r = requests[k];
+    if (!r.body_of) return r.envelope;
+    wire::Envelope& shared = requests[*r.body_of].envelope;
+    shared.set_request_id(r.envelope.request_id());
+    shared.set_deadline_unix_ms(r.envelope.deadline_unix_ms());
+    return shared;
+  }
+  // What to send for requests[k], for a driver that keeps it: moved out, or copied when later
+  // requests share its body. Take them in order.
+  wire::Envelope Take(size_t k) {
+    wire::Envelope& out = Outgoing(k);
+    return requests[k].lent || requests[k].body_of ? wire::Envelope(out) : std::move(out);
+  }
 
   std::vector<Request> requests;
   std::vector<Reply> replies;

@@ -236,8 +236,8 @@ void NodeRuntime::CarryOut(size_t i, Ready ready) {
   // after a timeout (the core asks a slow successor twice) dials afresh instead of going
   // down with the connection that stalled.
   DropStalled(i, ready.expired);
-  for (Ready::Request& request : ready.requests) {
-    SendRequest(i, request.to, std::move(request.envelope));
+  for (size_t k = 0; k < ready.requests.size(); ++k) {
+    SendRequest(i, ready.requests[k].to, ready.Outgoing(k));
   }
   ArmWake(i, ready.wake_at_ms);
   if (ready.left && leaving_) {
@@ -421,7 +421,7 @@ std::string NodeRuntime::RenderMetrics() {
 
 // --- messages -----------------------------------------------------------------------------
 
-void NodeRuntime::SendRequest(size_t i, const std::string& ring_addr, wire::Envelope request) {
+void NodeRuntime::SendRequest(size_t i, const std::string& ring_addr, wire::Envelope& request) {
   if (stopped_ || timers_ == nullptr) return;
   const InFlight sent{i, request.request_id(), uv_now(loop_.get())};
   auto split = SplitRingAddress(ring_addr);
@@ -690,7 +690,7 @@ void NodeRuntime::OnInboundClosed(TcpConnection* conn, const Status& why) {
   LogConnectionClosed("from", conn, why);
 }
 
-void NodeRuntime::OnOutboundFrame(const std::string& addr, wire::Envelope envelope) {
+void NodeRuntime::OnOutboundFrame(const std::string& addr, wire::Envelope&& envelope) {
   if (stopped_) return;
   auto it = outbound_.find(addr);
   if (it == outbound_.end()) return;

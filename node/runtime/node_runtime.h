@@ -190,7 +190,9 @@ class NodeRuntime final {
   // of them was sent is closed, so that nothing still queued on it reaches the peer late.
   void DropStalled(size_t i, const std::vector<uint64_t>& expired);
   void ArmWake(size_t i, const std::optional<uint64_t>& wake_at_ms);
-  void SendRequest(size_t i, const std::string& ring_addr, wire::Envelope request);
+  // Encodes `request` (its request id and vnode rewritten for the wire) onto the connection
+  // to the process of `ring_addr`, dialing it first if need be.
+  void SendRequest(size_t i, const std::string& ring_addr, wire::Envelope& request);
   void SendReply(uint64_t to, const wire::Envelope& reply);
   void OnAccept(uv_stream_s* server);
   // Why a new connection from `host` is refused ("" if it is not); *reserved: it may only
@@ -209,7 +211,7 @@ class NodeRuntime final {
   void OnReservedEstablished(TcpConnection* conn);
   // The connection `in` no longer counts among its host's unproven reserved places.
   void ForgetUnproven(Inbound& in);
-  void OnOutboundFrame(const std::string& addr, wire::Envelope envelope);
+  void OnOutboundFrame(const std::string& addr, wire::Envelope&& envelope);
   void OnOutboundClosed(const std::string& addr, TcpConnection* conn, const Status& why);
   void OnSignal(int signum);
   // Starts the graceful leave of leave_order_[k]; the next starts once its Ready says left.

@@ -187,8 +187,8 @@ class ScriptRunner {
   // Takes the node's Ready: requests join the pending ones, replies are kept by token.
   void Drain() {
     Ready r = node_->TakeReady();
-    for (auto& req : r.requests) {
-      sent_.push_back(Sent{L().Name(NodeRef::ForAddress(req.to)), std::move(req.envelope)});
+    for (size_t k = 0; k < r.requests.size(); ++k) {
+      sent_.push_back(Sent{L().Name(NodeRef::ForAddress(r.requests[k].to)), r.Take(k)});
     }
     for (auto& rep : r.replies) replies_.push_back(rep);
     for (auto& l : r.lookups) lookups_.push_back(std::move(l.result));

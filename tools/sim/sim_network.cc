@@ -41,7 +41,9 @@ void SimNetwork::CarryOut(Host* host, Ready ready) {
   if (options_.log) {
     for (const Ready::Log& line : ready.logs) options_.log(now_ms_, host->addr, line);
   }
-  for (Ready::Request& r : ready.requests) SendRequest(host, r.to, std::move(r.envelope));
+  for (size_t k = 0; k < ready.requests.size(); ++k) {
+    SendRequest(host, ready.requests[k].to, ready.Take(k));
+  }
   for (Ready::Reply& r : ready.replies) SendReply(host, r.to, std::move(r.envelope));
   if (ready.wake_at_ms && ready.wake_at_ms != host->wake_at_ms) {
     host->wake_at_ms = ready.wake_at_ms;

@@ -82,7 +82,7 @@ bool WriteCoordinator::Start(const Id& key_id, wire::Record&& record, OpRef requ
   w.hint_for.reserve(targets.size());
   const uint64_t id = next_id_++;
   ops_.emplace(id, std::move(w));
-  for (const NodeRef& t : targets) SendTo(id, t);
+  SendToAll(id, targets);
   return false;
 }
 
@@ -92,12 +92,8 @@ bool WriteCoordinator::Asked(const WriteOp& w, std::string_view process) const {
                      [process](const NodeRef& n) { return n.process() == process; });
 }
 
-void WriteCoordinator::SendTo(uint64_t id, const NodeRef& target,
-                              const std::optional<NodeRef>& hint_for) {
-  WriteOp& w = ops_[id];
-  const auto index = static_cast<uint16_t>(w.sent_to.size());
-  w.sent_to.push_back(target);
-  w.hint_for.push_back(hint_for);
+wire::Envelope WriteCoordinator::ReplicateRequest(const WriteOp& w,
+                                                  const std::optional<NodeRef>& hint_for) const {
   wire::Envelope request = msg::ReplicateOne(ctx_.self(), w.record);
   if (hint_for) {
     hint_for->ToWire(request.mutable_replicate()->mutable_hint_for());
@@ -106,8 +102,27 @@ void WriteCoordinator::SendTo(uint64_t id, const NodeRef& target,
     request.mutable_replicate()->set_watched(true);
     request.mutable_replicate()->set_prev_version(prev);
   }
-  ctx_.out.Send(target, std::move(request), ctx_.config.rpc_timeout_ms,
+  return request;
+}
+
+void WriteCoordinator::SendTo(uint64_t id, const NodeRef& target,
+                              const std::optional<NodeRef>& hint_for) {
+  WriteOp& w = ops_[id];
+  const auto index = static_cast<uint16_t>(w.sent_to.size());
+  w.sent_to.push_back(target);
+  w.hint_for.push_back(hint_for);
+  ctx_.out.Send(target, ReplicateRequest(w, hint_for), ctx_.config.rpc_timeout_ms,
                 OpRef{OpKind::kWrite, kReplicate, index, id});
+}
+
+void WriteCoordinator::SendToAll(uint64_t id, const std::vector<NodeRef>& targets) {
+  WriteOp& w = ops_[id];
+  const auto first = static_cast<uint16_t>(w.sent_to.size());
+  w.sent_to.insert(w.sent_to.end(), targets.begin(), targets.end());
+  w.hint_for.resize(w.hint_for.size() + targets.size());
+  // One message for all of them: the record is copied into it once.
+  ctx_.out.SendToEach(targets, ReplicateRequest(w, std::nullopt), ctx_.config.rpc_timeout_ms,
+                      OpRef{OpKind::kWrite, kReplicate, first, id});
 }
 
 bool WriteCoordinator::SendHint(uint64_t id, const NodeRef& member) {

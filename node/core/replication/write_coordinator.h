@@ -80,8 +80,15 @@ class WriteCoordinator {
 
   // Whether `process` has been asked for this write (this node counts as asked).
   bool Asked(const WriteOp& w, std::string_view process) const;
+  // The replication message of write `w`'s record: a hint for `hint_for` when set, else
+  // linked to the key's change before it when the key is watched.
+  wire::Envelope ReplicateRequest(const WriteOp& w, const std::optional<NodeRef>& hint_for) const;
+  // Sends write `id`'s record to `target` (as a hint for `hint_for` when set).
   void SendTo(uint64_t id, const NodeRef& target,
               const std::optional<NodeRef>& hint_for = std::nullopt);
+  // Sends write `id`'s record to each of `targets` in one message held once (its first
+  // sending, to the replica set).
+  void SendToAll(uint64_t id, const std::vector<NodeRef>& targets);
   // A member did not answer: its copy goes to the next live process not yet asked, as a hint
   // naming it; false if there is none.
   bool SendHint(uint64_t id, const NodeRef& member);
