@@ -202,9 +202,10 @@ class Harness {
   void Drain() {
     Ready ready = node_->TakeReady();
     if (Tracing()) {
-      for (const Ready::Request& r : ready.requests) {
-        Trace("  -> " + BodyName(r.envelope) + " id " + std::to_string(r.envelope.request_id()) +
-              " to " + r.to);
+      for (size_t k = 0; k < ready.requests.size(); ++k) {
+        const wire::Envelope& e = ready.Outgoing(k);
+        Trace("  -> " + BodyName(e) + " id " + std::to_string(e.request_id()) + " to " +
+              ready.requests[k].to);
       }
       for (const Ready::Reply& r : ready.replies) {
         Trace("  <- " + BodyName(r.envelope) + " id " + std::to_string(r.envelope.request_id()) +
@@ -213,11 +214,15 @@ class Harness {
       }
       for (const Ready::Log& l : ready.logs) Trace("  log " + l.text);
     }
-    for (const Ready::Request& r : ready.requests) {
+    // What a driver sends, in order (a request may share an earlier one's body).
+    for (size_t k = 0; k < ready.requests.size(); ++k) {
+      const Ready::Request& r = ready.requests[k];
+      FUZZ_CHECK(!r.body_of || *r.body_of < k, "a request sharing the body of a later one");
+      const wire::Envelope& e = ready.Outgoing(k);
       FUZZ_CHECK(IsCanonicalRingAddress(r.to), "a request to an address that is not canonical");
-      FUZZ_CHECK(r.envelope.body_case() != wire::Envelope::BODY_NOT_SET, "a request without body");
-      FUZZ_CHECK(Fits(r.envelope), "a request too large for a frame");
-      const bool fresh = outstanding_.insert(r.envelope.request_id()).second;
+      FUZZ_CHECK(e.body_case() != wire::Envelope::BODY_NOT_SET, "a request without body");
+      FUZZ_CHECK(Fits(e), "a request too large for a frame");
+      const bool fresh = outstanding_.insert(e.request_id()).second;
       FUZZ_CHECK(fresh, "a request id reused while outstanding");
     }
     for (const Ready::Reply& r : ready.replies) {

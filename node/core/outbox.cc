@@ -11,8 +11,8 @@ std::string_view BodyName(const wire::Envelope& e) {
 
 }  // namespace
 
-uint64_t Outbox::Register(wire::Envelope& request, RpcTypeMetrics& metrics, uint64_t timeout_ms,
-                          OpRef op) {
+void Outbox::Register(wire::Envelope& request, RpcTypeMetrics& metrics, uint64_t timeout_ms,
+                      OpRef op) {
   const uint64_t id = next_request_id_++;
   request.set_request_id(id);
   request.set_deadline_unix_ms(now_->wall_ms + timeout_ms);
@@ -24,7 +24,6 @@ uint64_t Outbox::Register(wire::Envelope& request, RpcTypeMetrics& metrics, uint
   ++p.metrics->requests;
   deadlines_.Add(timeout_ms, p.deadline_ms, id);
   pending_.emplace(id, p);
-  return id;
 }
 
 void Outbox::Send(const NodeRef& to, wire::Envelope request, uint64_t timeout_ms, OpRef op) {

@@ -85,9 +85,8 @@ class Outbox {
 
   RpcTypeMetrics& MetricsOf(const wire::Envelope& request);
   // Gives `request` an id and a deadline and waits for its answer on behalf of `op`, counted
-  // in `metrics` (of its type); returns the id.
-  uint64_t Register(wire::Envelope& request, RpcTypeMetrics& metrics, uint64_t timeout_ms,
-                    OpRef op);
+  // in `metrics` (of its type).
+  void Register(wire::Envelope& request, RpcTypeMetrics& metrics, uint64_t timeout_ms, OpRef op);
   std::deque<Loopback> loopback_;
   Ready ready_;
 };

@@ -78,8 +78,9 @@ struct Ready {
   };
 
   // What to send for requests[k], for a driver that encodes it at once: its envelope, or the
-  // one whose body it shares, given k's request id and deadline. Valid until the next call;
-  // requests[k] must not have been taken.
+  // one whose body it shares, given k's request id and deadline. Call it for the requests in
+  // order: the envelope is valid until the next call (which may give it another request's
+  // id), and no request must have been taken.
   wire::Envelope& Outgoing(size_t k) {
     Request& r = requests[k];
     if (!r.body_of) return r.envelope;
@@ -88,8 +89,8 @@ struct Ready {
     shared.set_deadline_unix_ms(r.envelope.deadline_unix_ms());
     return shared;
   }
-  // What to send for requests[k], for a driver that keeps it: moved out, or copied when later
-  // requests share its body. Take them in order.
+  // What to send for requests[k], for a driver that keeps it: moved out, or copied when it
+  // shares another's body or later requests share its own. Take them in order.
   wire::Envelope Take(size_t k) {
     wire::Envelope& out = Outgoing(k);
     return requests[k].lent || requests[k].body_of ? wire::Envelope(out) : std::move(out);

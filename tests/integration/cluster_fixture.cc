@@ -18,6 +18,7 @@
 #include <iostream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -430,9 +431,16 @@ Cluster::LaunchResult Cluster::Launch(int port, const NodeOptions& options,
   }
   if (!log_level.empty()) args.insert(args.end(), {"--log-level", log_level});
   args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
+  // Each flag's port differs from the node's and the other flags' (the node refuses a
+  // command line that gives one port twice, and that would not be retried).
+  std::set<int> taken = {port};
   for (const std::string& flag : options.port_flags) {
-    const int flag_port = PickFreePort();
-    if (flag_port == 0) return LaunchResult::kFailed;
+    int flag_port = 0;
+    for (int pick = 0; pick < 10 && (flag_port == 0 || taken.count(flag_port) != 0); ++pick) {
+      flag_port = PickFreePort();
+    }
+    if (flag_port == 0 || taken.count(flag_port) != 0) return LaunchResult::kFailed;
+    taken.insert(flag_port);
     args.insert(args.end(), {flag, LocalAddr(flag_port)});
     node->SetFlagPort(flag, flag_port);
   }

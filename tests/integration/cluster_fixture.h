@@ -170,7 +170,7 @@ struct NodeOptions {
   // Flags that take a listening address (--http-listen, --metrics-listen): each is given
   // 127.0.0.1:<a free port>, picked afresh at every start attempt, so that a port taken
   // between picking and binding is retried like the node's own. NodeProcess::FlagPort says
-  // which port a flag got.
+  // which port a flag got; a restarted node gets fresh ones.
   std::vector<std::string> port_flags;
 };
 
